@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The interface between the amdqp core and a backend that owns real (kfd)
+ * or simulated (sim) devices. A backend registers devices and the user
+ * queues it sees; the core decides what to suspend and calls back into the
+ * backend once per device per batch.
+ *
+ * Exported to other modules in the AMDQP symbol namespace.
+ */
+#ifndef AMDQP_BACKEND_H
+#define AMDQP_BACKEND_H
+
+#include <linux/types.h>
+#include <linux/uidgid.h>
+
+struct pid;
+struct amdqp_device;
+struct amdqp_queue;
+
+/* Firmware-level counters a backend keeps per device. */
+struct amdqp_dev_counters {
+	u64 sched_updates;
+	u64 unmap_packets;
+	u64 map_packets;
+	u64 preemptions;
+	u64 preempt_failures;
+	u64 resets;
+};
+
+/* Per-queue statistics, where the backend can tell. */
+struct amdqp_queue_stats {
+	u64 busy_ns;
+	u64 submitted;
+	u64 completed;
+};
+
+/**
+ * struct amdqp_backend_ops - what the core asks of a backend
+ * @suspend: take @n queues of @dev off the hardware. @results[i] gets 0 or
+ *	a negative errno per queue (-ENOENT if the queue is being destroyed,
+ *	-ETIME on a preemption timeout, -EBUSY if it cannot act now). Under
+ *	HWS all @n must be handled by one scheduler update. @grace_us is the
+ *	preemption deadline, 0 for the backend's default. Return 0, or a
+ *	negative errno if the whole device failed (then results are ignored
+ *	and every queue counts as failed).
+ * @resume: put @n queues of @dev back; same conventions.
+ * @set_priority: optional; apply a new priority to the hardware queue.
+ * @get_counters: optional; fill the device's firmware counters.
+ * @get_queue_stats: optional; fill per-queue statistics.
+ * @queue_release: optional; the core dropped its last reference to @q
+ *	after amdqp_queue_unregister(); the backend may free its private data.
+ *
+ * Locking: @suspend and @resume are called in process context, may sleep,
+ * and are serialised per device by the core (never two at once for one
+ * device). Calls for different devices may run concurrently. They may be
+ * called for a queue concurrently with the backend's own
+ * amdqp_queue_unregister() of it: the backend must then fail that entry
+ * with -ENOENT, not crash. The core holds no other lock across them, so a
+ * backend may call amdqp_queue_register/unregister and amdqp_report_*
+ * from anywhere, but not amdqp_device_unregister() from inside an op.
+ */
+struct amdqp_backend_ops {
+	int (*suspend)(struct amdqp_device *dev, struct amdqp_queue **qs,
+		       unsigned int n, int *results, u32 grace_us);
+	int (*resume)(struct amdqp_device *dev, struct amdqp_queue **qs,
+		      unsigned int n, int *results);
+	int (*set_priority)(struct amdqp_queue *q, u32 priority);
+	void (*get_counters)(struct amdqp_device *dev,
+			     struct amdqp_dev_counters *c);
+	void (*get_queue_stats)(struct amdqp_queue *q,
+				struct amdqp_queue_stats *s);
+	void (*queue_release)(struct amdqp_queue *q);
+};
+
+/**
+ * struct amdqp_device_desc - what a backend tells about a device
+ * @gpu_id: KFD gpu_id; unique among registered devices
+ * @backend: AMDQP_BACKEND_* (uapi)
+ * @sched_mode: AMDQP_SCHED_HWS or AMDQP_SCHED_MES (uapi)
+ * @num_xcc: XCC instances
+ * @ops: callbacks, must outlive the device
+ * @priv: backend data, amdqp_device_priv() returns it
+ */
+struct amdqp_device_desc {
+	u32 gpu_id;
+	u32 backend;
+	u32 sched_mode;
+	u32 num_xcc;
+	const struct amdqp_backend_ops *ops;
+	void *priv;
+};
+
+/**
+ * struct amdqp_queue_desc - what a backend tells about a user queue
+ * @owner: owning process (thread group leader's struct pid); the core
+ *	takes its own reference
+ * @uid: owner's effective uid, for permission checks
+ * @queue_id: id unique per (owner, device)
+ * @ring_va: ring base VA as userspace knows it
+ * @ring_size: ring size in bytes
+ * @priority: initial priority, AMDQP_PRIORITY_MIN..MAX
+ * @priv: backend data, amdqp_queue_priv() returns it
+ */
+struct amdqp_queue_desc {
+	struct pid *owner;
+	kuid_t uid;
+	u32 queue_id;
+	u64 ring_va;
+	u64 ring_size;
+	u32 priority;
+	void *priv;
+};
+
+/*
+ * Devices. amdqp_device_register() returns an ERR_PTR on failure.
+ * amdqp_device_unregister() unregisters all remaining queues of the
+ * device, drops every suspension on it without calling the backend (the
+ * device is going away), waits for in-flight backend calls on it to
+ * return, and reports AMDQP_EVENT_DEVICE_REMOVED. Must not be called from
+ * a backend op.
+ */
+struct amdqp_device *amdqp_device_register(const struct amdqp_device_desc *d);
+void amdqp_device_unregister(struct amdqp_device *dev);
+void *amdqp_device_priv(const struct amdqp_device *dev);
+u32 amdqp_device_gpu_id(const struct amdqp_device *dev);
+
+/*
+ * Queues. amdqp_queue_register() returns an ERR_PTR on failure. It may be
+ * called from any sleepable context. amdqp_queue_unregister() never waits
+ * for a suspension or a backend call in flight: it detaches the queue,
+ * drops all suspensions of it and reports AMDQP_EVENT_QUEUE_DESTROYED.
+ * The queue memory lives until the last in-flight op finished; then
+ * ops->queue_release() runs.
+ */
+struct amdqp_queue *amdqp_queue_register(struct amdqp_device *dev,
+					 const struct amdqp_queue_desc *d);
+void amdqp_queue_unregister(struct amdqp_queue *q);
+void *amdqp_queue_priv(const struct amdqp_queue *q);
+u32 amdqp_queue_id(const struct amdqp_queue *q);
+
+/*
+ * Events a backend reports. amdqp_report_reset() also drops every
+ * suspension on the device: after a reset the firmware state is new and
+ * the backend has remapped (or lost) its queues. All may sleep.
+ */
+void amdqp_report_process_exit(struct amdqp_device *dev, struct pid *pid);
+void amdqp_report_reset(struct amdqp_device *dev);
+void amdqp_report_preempt_failure(struct amdqp_device *dev, int error);
+
+/*
+ * A backend announces itself (AMDQP_BACKEND_* bit) so GET_VERSION can tell
+ * userspace which backends are usable even before any device exists.
+ */
+void amdqp_backend_set_bound(u32 backend, bool bound);
+
+/*
+ * The kfd backend is built into amdqp.ko (kmod/kfd/). amdqp_kfd_init()
+ * returns 0 when it bound to the amdkfd glue, or a negative errno when the
+ * glue is absent (amdqp then runs with other backends only).
+ */
+int amdqp_kfd_init(void);
+void amdqp_kfd_exit(void);
+
+#endif /* AMDQP_BACKEND_H */

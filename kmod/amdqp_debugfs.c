@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /sys/kernel/debug/amdqp/: stats (global counters) and queues (a dump of
+ * the registry for humans).
+ */
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+
+#include "amdqp_priv.h"
+
+static struct dentry *amdqp_dbg_root;
+
+static int amdqp_stats_show(struct seq_file *m, void *unused)
+{
+#define S(x) seq_printf(m, "%-18s %lld\n", #x, atomic64_read(&amdqp_stats.x))
+	S(ioctls);
+	S(suspend_calls);
+	S(resume_calls);
+	S(queues_suspended);
+	S(queues_resumed);
+	S(failures);
+	S(watchdog_resumes);
+	S(events_lost);
+#undef S
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(amdqp_stats);
+
+static int amdqp_queues_show(struct seq_file *m, void *unused)
+{
+	struct amdqp_device *dev;
+	struct amdqp_queue *q;
+	u64 now = amdqp_now_ns();
+
+	mutex_lock(&amdqp_lock);
+	list_for_each_entry(dev, &amdqp_devices, node) {
+		seq_printf(m, "gpu %u backend %u sched %s xcc %u queues %u suspended %u\n",
+			   dev->gpu_id, dev->backend,
+			   dev->sched_mode == AMDQP_SCHED_MES ? "mes" : "hws",
+			   dev->num_xcc, dev->num_queues, dev->num_suspended);
+		list_for_each_entry(q, &dev->queues, dev_node)
+			seq_printf(m, "  pid %d queue %u prio %u ring 0x%llx %s holders %u suspends %llu suspended_ms %llu\n",
+				   pid_nr(q->owner), q->queue_id, q->priority,
+				   q->ring_va,
+				   q->hw_suspended ? "SUSPENDED" : "running",
+				   q->nr_holds, q->suspend_count,
+				   div_u64(q->suspended_total_ns +
+					   (q->hw_suspended ?
+					    now - q->suspended_since : 0),
+					   NSEC_PER_MSEC));
+	}
+	mutex_unlock(&amdqp_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(amdqp_queues);
+
+void amdqp_debugfs_init(void)
+{
+	amdqp_dbg_root = debugfs_create_dir("amdqp", NULL);
+	debugfs_create_file("stats", 0444, amdqp_dbg_root, NULL,
+			    &amdqp_stats_fops);
+	debugfs_create_file("queues", 0444, amdqp_dbg_root, NULL,
+			    &amdqp_queues_fops);
+}
+
+void amdqp_debugfs_exit(void)
+{
+	debugfs_remove_recursive(amdqp_dbg_root);
+}

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * amdqp: suspend and resume AMD GPU hardware queues by priority.
+ *
+ * The module is a misc character device (/dev/amdqp). Mechanism lives here;
+ * policy (when to suspend what) lives in userspace.
+ */
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+
+#include "amdqp_priv.h"
+
+#define CREATE_TRACE_POINTS
+#include "amdqp_trace.h"
+
+unsigned int amdqp_max_suspend_ms = 5000;
+module_param_named(max_suspend_ms, amdqp_max_suspend_ms, uint, 0644);
+MODULE_PARM_DESC(max_suspend_ms,
+		 "Starvation guard: resume a queue suspended longer than this (ms, 0 = never; default 5000)");
+
+unsigned int amdqp_cooldown_ms = 100;
+module_param_named(cooldown_ms, amdqp_cooldown_ms, uint, 0644);
+MODULE_PARM_DESC(cooldown_ms,
+		 "After a watchdog resume, refuse to suspend the queue for this long (ms; default 100)");
+
+struct amdqp_stats amdqp_stats;
+
+static int amdqp_open(struct inode *inode, struct file *filp)
+{
+	struct amdqp_file *f;
+
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&f->holds);
+	INIT_LIST_HEAD(&f->ev_node);
+	init_waitqueue_head(&f->ev_wait);
+	f->pid_ns = get_pid_ns(task_active_pid_ns(current));
+	filp->private_data = f;
+	return nonseekable_open(inode, filp);
+}
+
+static int amdqp_release(struct inode *inode, struct file *filp)
+{
+	struct amdqp_file *f = filp->private_data;
+
+	amdqp_events_release(f);
+	amdqp_release_holds(f);
+	put_pid_ns(f->pid_ns);
+	kfree(f);
+	return 0;
+}
+
+static const struct file_operations amdqp_fops = {
+	.owner = THIS_MODULE,
+	.open = amdqp_open,
+	.release = amdqp_release,
+	.read = amdqp_read,
+	.poll = amdqp_poll,
+	.unlocked_ioctl = amdqp_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+};
+
+static struct miscdevice amdqp_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "amdqp",
+	.fops = &amdqp_fops,
+	.mode = 0666,
+};
+
+static int __init amdqp_init(void)
+{
+	int ret;
+
+	amdqp_debugfs_init();
+	amdqp_watchdog_init();
+#ifdef AMDQP_HAVE_KFD
+	ret = amdqp_kfd_init();
+	if (ret)
+		pr_info("amdqp: kfd backend not bound (%d); sim devices only\n",
+			ret);
+#endif
+	ret = misc_register(&amdqp_misc);
+	if (ret)
+		goto err;
+	pr_info("amdqp: ready, ABI %u.%u\n", AMDQP_VERSION_MAJOR,
+		AMDQP_VERSION_MINOR);
+	return 0;
+err:
+#ifdef AMDQP_HAVE_KFD
+	amdqp_kfd_exit();
+#endif
+	amdqp_watchdog_exit();
+	amdqp_debugfs_exit();
+	return ret;
+}
+
+static void __exit amdqp_exit(void)
+{
+	/* No fd is open (the module is pinned by them): no holds remain. */
+	misc_deregister(&amdqp_misc);
+	amdqp_watchdog_exit();
+	amdqp_resume_everything();
+#ifdef AMDQP_HAVE_KFD
+	amdqp_kfd_exit();
+#endif
+	amdqp_debugfs_exit();
+}
+
+module_init(amdqp_init);
+module_exit(amdqp_exit);
+
+MODULE_DESCRIPTION("Priority preemption of AMD GPU hardware queues");
+MODULE_LICENSE("GPL");
+MODULE_VERSION("0.1.0");

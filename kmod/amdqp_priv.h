@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * amdqp core internals.
+ *
+ * Locking, outermost first:
+ *  1. amdqp_device.sched_lock (mutex, per device): serialises scheduler
+ *     updates, i.e. backend suspend/resume calls, on one device; the
+ *     desired-vs-actual state of that device's queues is reconciled under it.
+ *  2. amdqp_lock (mutex, global): the device list, every device's queue
+ *     list, queue fields other than the backend's, and all holds (which fd
+ *     suspends which queue). Never held across a backend call.
+ *  3. amdqp_event_lock (spinlock, global): the list of files receiving
+ *     events and every file's event ring. Taken inside amdqp_lock.
+ */
+#ifndef AMDQP_PRIV_H
+#define AMDQP_PRIV_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/pid_namespace.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/amdqp.h>
+
+#include "amdqp_backend.h"
+
+extern struct mutex amdqp_lock;
+extern struct list_head amdqp_devices;	/* struct amdqp_device.node */
+
+extern unsigned int amdqp_max_suspend_ms;
+extern unsigned int amdqp_cooldown_ms;
+
+struct amdqp_device {
+	struct kref ref;
+	struct list_head node;		/* amdqp_devices; amdqp_lock */
+	struct list_head queues;	/* amdqp_queue.dev_node; amdqp_lock */
+	struct mutex sched_lock;
+	const struct amdqp_backend_ops *ops;
+	void *priv;
+	u32 gpu_id;
+	u32 backend;
+	u32 sched_mode;
+	u32 num_xcc;
+	u32 num_queues;			/* amdqp_lock */
+	u32 num_suspended;		/* amdqp_lock */
+	/*
+	 * Bumped on reset and removal (amdqp_lock); a backend call that
+	 * straddles a change did not act on the state the core knows.
+	 */
+	u64 generation;
+	bool dead;			/* amdqp_lock; set once */
+};
+
+struct amdqp_queue {
+	struct kref ref;
+	struct list_head dev_node;	/* device's queues; amdqp_lock */
+	struct list_head holds;		/* amdqp_hold.q_node; amdqp_lock */
+	struct amdqp_device *dev;	/* holds a device reference */
+	struct pid *owner;
+	void *priv;
+	kuid_t uid;
+	u32 queue_id;
+	u32 priority;			/* amdqp_lock */
+	u32 nr_holds;			/* amdqp_lock */
+	u64 ring_va;
+	u64 ring_size;
+	u64 created_ns;
+	/* amdqp_lock for all below; hw_suspended changes under sched_lock too */
+	u64 suspended_since;
+	u64 suspended_total_ns;
+	u64 suspend_count;
+	u64 cooldown_until;
+	bool hw_suspended;		/* off the hardware by us */
+	bool dead;			/* unregistered by the backend */
+};
+
+/* One fd's suspension of one queue. */
+struct amdqp_hold {
+	struct list_head q_node;	/* amdqp_queue.holds */
+	struct list_head f_node;	/* amdqp_file.holds */
+	struct amdqp_queue *q;
+	struct amdqp_file *f;
+};
+
+#define AMDQP_EVENT_RING	512
+
+struct amdqp_file {
+	struct list_head holds;		/* amdqp_hold.f_node; amdqp_lock */
+	struct pid_namespace *pid_ns;	/* opener's, for pid translation */
+	/* events; amdqp_event_lock */
+	struct list_head ev_node;	/* amdqp_event_files while mask != 0 */
+	wait_queue_head_t ev_wait;
+	struct amdqp_event *ev_ring;
+	u64 ev_mask;
+	u64 ev_lost;
+	unsigned int ev_head;
+	unsigned int ev_count;
+};
+
+static inline u64 amdqp_now_ns(void)
+{
+	return ktime_get_ns();
+}
+
+/* amdqp_registry.c */
+void amdqp_queue_get(struct amdqp_queue *q);
+void amdqp_queue_put(struct amdqp_queue *q);
+void amdqp_device_get(struct amdqp_device *dev);
+void amdqp_device_put(struct amdqp_device *dev);
+u32 amdqp_bound_backends(void);
+struct amdqp_queue *amdqp_find_queue(const struct amdqp_queue_ref *ref,
+				     struct pid_namespace *ns);
+void amdqp_drop_holds_locked(struct amdqp_queue *q);
+void amdqp_account_resume_locked(struct amdqp_queue *q, u64 now);
+
+/* amdqp_suspend.c */
+long amdqp_ioctl_suspend(struct amdqp_file *f, void __user *arg, u32 size);
+long amdqp_ioctl_resume(struct amdqp_file *f, void __user *arg, u32 size);
+long amdqp_ioctl_suspend_below(struct amdqp_file *f, void __user *arg,
+			       u32 size);
+long amdqp_ioctl_resume_all(struct amdqp_file *f, void __user *arg, u32 size);
+void amdqp_release_holds(struct amdqp_file *f);
+int amdqp_may_control(struct amdqp_queue *q);
+void amdqp_reconcile(struct amdqp_queue **qs, unsigned int n, int *results,
+		     u32 grace_us, u64 *latency_ns);
+int amdqp_watchdog_init(void);
+void amdqp_watchdog_exit(void);
+void amdqp_resume_everything(void);
+
+/* amdqp_ioctl.c */
+long amdqp_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
+
+/* amdqp_events.c */
+void amdqp_emit(u32 type, struct pid *pid, u32 gpu_id, u32 queue_id,
+		int error, u64 data);
+long amdqp_ioctl_set_event_mask(struct amdqp_file *f, void __user *arg,
+				u32 size);
+ssize_t amdqp_read(struct file *filp, char __user *buf, size_t len,
+		   loff_t *off);
+__poll_t amdqp_poll(struct file *filp, struct poll_table_struct *wait);
+void amdqp_events_release(struct amdqp_file *f);
+
+/* amdqp_debugfs.c */
+struct amdqp_stats {
+	atomic64_t ioctls;
+	atomic64_t suspend_calls;
+	atomic64_t resume_calls;
+	atomic64_t queues_suspended;
+	atomic64_t queues_resumed;
+	atomic64_t failures;
+	atomic64_t watchdog_resumes;
+	atomic64_t events_lost;
+};
+
+extern struct amdqp_stats amdqp_stats;
+void amdqp_debugfs_init(void);
+void amdqp_debugfs_exit(void);
+
+#endif /* AMDQP_PRIV_H */

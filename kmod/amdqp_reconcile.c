@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Reconciliation: bring the hardware state of queues (hw_suspended) in line
+ * with what the holds ask for (nr_holds > 0), with one backend call per
+ * direction per device, devices in parallel.
+ */
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+
+#include "amdqp_priv.h"
+#include "amdqp_trace.h"
+
+struct amdqp_dev_job {
+	struct work_struct work;
+	struct amdqp_device *dev;
+	struct amdqp_queue **qs;	/* this device's queues, packed */
+	int *res;
+	unsigned int *idx;		/* position of qs[i] in the caller's */
+	unsigned int n;
+	u32 grace_us;
+	u64 latency_ns;
+};
+
+static void amdqp_call_backend(struct amdqp_dev_job *job, bool suspend,
+			       struct amdqp_queue **qs, unsigned int *pos,
+			       unsigned int n, int *res)
+{
+	struct amdqp_device *dev = job->dev;
+	unsigned int i, failed = 0;
+	u64 t0 = amdqp_now_ns(), dt;
+	int ret;
+
+	if (!n)
+		return;
+	if (suspend)
+		ret = dev->ops->suspend(dev, qs, n, res, job->grace_us);
+	else
+		ret = dev->ops->resume(dev, qs, n, res);
+	for (i = 0; i < n; i++) {
+		if (ret)
+			res[i] = ret;
+		if (res[i])
+			failed++;
+		job->res[pos[i]] = res[i];
+	}
+	dt = amdqp_now_ns() - t0;
+	job->latency_ns += dt;
+	if (suspend)
+		trace_amdqp_suspend_batch(dev->gpu_id, n, failed, dt);
+	else
+		trace_amdqp_resume_batch(dev->gpu_id, n, failed, dt);
+	if (failed) {
+		atomic64_add(failed, &amdqp_stats.failures);
+		trace_amdqp_error(dev->gpu_id, suspend ? "suspend" : "resume",
+				  ret ? ret : res[0]);
+	}
+}
+
+static void amdqp_reconcile_dev(struct amdqp_dev_job *job)
+{
+	struct amdqp_device *dev = job->dev;
+	unsigned int i, ns = 0, nr = 0, n = job->n;
+	struct amdqp_queue **sq, **rq;
+	unsigned int *spos, *rpos;
+	int *sres, *rres;
+	u64 gen, now;
+
+	sq = kcalloc(n, 2 * (sizeof(*sq) + sizeof(*spos) + sizeof(*sres)),
+		     GFP_KERNEL);
+	if (!sq) {
+		for (i = 0; i < n; i++)
+			job->res[job->idx[i]] = -ENOMEM;
+		return;
+	}
+	rq = sq + n;
+	spos = (unsigned int *)(rq + n);
+	rpos = spos + n;
+	sres = (int *)(rpos + n);
+	rres = sres + n;
+
+	mutex_lock(&dev->sched_lock);
+	mutex_lock(&amdqp_lock);
+	gen = dev->generation;
+	for (i = 0; i < n; i++) {
+		struct amdqp_queue *q = job->qs[i];
+		unsigned int p = job->idx[i];
+
+		if (dev->dead) {
+			job->res[p] = -ENODEV;
+		} else if (q->dead) {
+			job->res[p] = -ENOENT;
+		} else if (q->nr_holds && !q->hw_suspended) {
+			spos[ns] = p;
+			sq[ns++] = q;
+		} else if (!q->nr_holds && q->hw_suspended) {
+			rpos[nr] = p;
+			rq[nr++] = q;
+		} else {
+			job->res[p] = 0;
+		}
+	}
+	mutex_unlock(&amdqp_lock);
+
+	amdqp_call_backend(job, true, sq, spos, ns, sres);
+	amdqp_call_backend(job, false, rq, rpos, nr, rres);
+
+	mutex_lock(&amdqp_lock);
+	now = amdqp_now_ns();
+	for (i = 0; i < ns; i++) {
+		struct amdqp_queue *q = sq[i];
+
+		if (sres[i])
+			continue;
+		if (dev->generation != gen || q->dead) {
+			/* Reset or removal raced: nothing we did survives. */
+			job->res[spos[i]] = q->dead ? -ENOENT : -ENODEV;
+			continue;
+		}
+		q->hw_suspended = true;
+		q->suspended_since = now;
+		q->suspend_count++;
+		dev->num_suspended++;
+		atomic64_inc(&amdqp_stats.queues_suspended);
+	}
+	for (i = 0; i < nr; i++) {
+		struct amdqp_queue *q = rq[i];
+
+		if (rres[i])
+			continue;
+		if (dev->generation != gen || q->dead) {
+			job->res[rpos[i]] = q->dead ? -ENOENT : -ENODEV;
+			continue;
+		}
+		amdqp_account_resume_locked(q, now);
+		atomic64_inc(&amdqp_stats.queues_resumed);
+	}
+	mutex_unlock(&amdqp_lock);
+	mutex_unlock(&dev->sched_lock);
+	kfree(sq);
+}
+
+static void amdqp_dev_job_fn(struct work_struct *work)
+{
+	amdqp_reconcile_dev(container_of(work, struct amdqp_dev_job, work));
+}
+
+/**
+ * amdqp_reconcile - apply the holds of @qs to the hardware
+ * @qs: queues, each with a reference held by the caller; NULL entries are
+ *	skipped
+ * @n: entries
+ * @results: out: 0, or the negative errno of the scheduler update
+ * @grace_us: preemption deadline passed to the backend
+ * @latency_ns: out, may be NULL: wall time of the slowest device
+ *
+ * Must be called without amdqp_lock and without any sched_lock.
+ */
+void amdqp_reconcile(struct amdqp_queue **qs, unsigned int n, int *results,
+		     u32 grace_us, u64 *latency_ns)
+{
+	struct amdqp_dev_job *jobs;
+	struct amdqp_queue **packed;
+	unsigned int *idx, *owner;
+	unsigned int i, j, njobs = 0, fill = 0;
+	u64 lat = 0;
+
+	if (!n)
+		goto out;
+	jobs = kcalloc(n, sizeof(*jobs), GFP_KERNEL);
+	packed = kcalloc(n, sizeof(*packed), GFP_KERNEL);
+	idx = kcalloc(n, sizeof(*idx), GFP_KERNEL);
+	owner = kcalloc(n, sizeof(*owner), GFP_KERNEL);
+	if (!jobs || !packed || !idx || !owner) {
+		for (i = 0; i < n; i++)
+			results[i] = -ENOMEM;
+		goto free;
+	}
+
+	/* Group by device, keeping each device's entries contiguous. */
+	for (i = 0; i < n; i++) {
+		if (!qs[i])
+			continue;
+		for (j = 0; j < njobs; j++)
+			if (jobs[j].dev == qs[i]->dev)
+				break;
+		if (j == njobs)
+			jobs[njobs++].dev = qs[i]->dev;
+		owner[i] = j;
+		jobs[j].n++;
+	}
+	for (j = 0; j < njobs; j++) {
+		jobs[j].qs = packed + fill;
+		jobs[j].idx = idx + fill;
+		jobs[j].res = results;
+		jobs[j].grace_us = grace_us;
+		fill += jobs[j].n;
+		jobs[j].n = 0;
+	}
+	for (i = 0; i < n; i++) {
+		struct amdqp_dev_job *job;
+
+		if (!qs[i])
+			continue;
+		job = &jobs[owner[i]];
+		job->qs[job->n] = qs[i];
+		job->idx[job->n++] = i;
+	}
+
+	/* Devices are independent: update them concurrently. */
+	for (j = 1; j < njobs; j++) {
+		INIT_WORK(&jobs[j].work, amdqp_dev_job_fn);
+		queue_work(system_unbound_wq, &jobs[j].work);
+	}
+	if (njobs)
+		amdqp_reconcile_dev(&jobs[0]);
+	for (j = 0; j < njobs; j++) {
+		if (j)
+			flush_work(&jobs[j].work);
+		lat = max(lat, jobs[j].latency_ns);
+	}
+free:
+	kfree(owner);
+	kfree(idx);
+	kfree(packed);
+	kfree(jobs);
+out:
+	if (latency_ns)
+		*latency_ns = lat;
+}

@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Device and queue registry: what backends register, and the backend-facing
+ * API exported in the AMDQP namespace.
+ */
+#include <linux/err.h>
+#include <linux/module.h>
+#include <linux/pid.h>
+#include <linux/slab.h>
+
+#include "amdqp_priv.h"
+#include "amdqp_trace.h"
+
+DEFINE_MUTEX(amdqp_lock);
+LIST_HEAD(amdqp_devices);
+
+/* Backends that announced themselves; atomic bit ops, no lock. */
+static unsigned long amdqp_backends;
+
+void amdqp_backend_set_bound(u32 backend, bool bound)
+{
+	if (bound)
+		set_bit(__ffs(backend), &amdqp_backends);
+	else
+		clear_bit(__ffs(backend), &amdqp_backends);
+}
+EXPORT_SYMBOL_NS_GPL(amdqp_backend_set_bound, AMDQP);
+
+u32 amdqp_bound_backends(void)
+{
+	return READ_ONCE(amdqp_backends);
+}
+
+static void amdqp_device_free(struct kref *ref)
+{
+	kfree(container_of(ref, struct amdqp_device, ref));
+}
+
+void amdqp_device_get(struct amdqp_device *dev)
+{
+	kref_get(&dev->ref);
+}
+
+void amdqp_device_put(struct amdqp_device *dev)
+{
+	kref_put(&dev->ref, amdqp_device_free);
+}
+
+static void amdqp_queue_free(struct kref *ref)
+{
+	struct amdqp_queue *q = container_of(ref, struct amdqp_queue, ref);
+	struct amdqp_device *dev = q->dev;
+
+	if (dev->ops->queue_release)
+		dev->ops->queue_release(q);
+	put_pid(q->owner);
+	kfree(q);
+	amdqp_device_put(dev);
+}
+
+void amdqp_queue_get(struct amdqp_queue *q)
+{
+	kref_get(&q->ref);
+}
+
+void amdqp_queue_put(struct amdqp_queue *q)
+{
+	kref_put(&q->ref, amdqp_queue_free);
+}
+
+void *amdqp_device_priv(const struct amdqp_device *dev)
+{
+	return dev->priv;
+}
+EXPORT_SYMBOL_NS_GPL(amdqp_device_priv, AMDQP);
+
+u32 amdqp_device_gpu_id(const struct amdqp_device *dev)
+{
+	return dev->gpu_id;
+}
+EXPORT_SYMBOL_NS_GPL(amdqp_device_gpu_id, AMDQP);
+
+void *amdqp_queue_priv(const struct amdqp_queue *q)
+{
+	return q->priv;
+}
+EXPORT_SYMBOL_NS_GPL(amdqp_queue_priv, AMDQP);
+
+u32 amdqp_queue_id(const struct amdqp_queue *q)
+{
+	return q->queue_id;
+}
+EXPORT_SYMBOL_NS_GPL(amdqp_queue_id, AMDQP);
+
+static struct amdqp_device *amdqp_device_find_locked(u32 gpu_id)
+{
+	struct amdqp_device *dev;
+
+	lockdep_assert_held(&amdqp_lock);
+	list_for_each_entry(dev, &amdqp_devices, node)
+		if (dev->gpu_id == gpu_id)
+			return dev;
+	return NULL;
+}
+
+struct amdqp_device *amdqp_device_register(const struct amdqp_device_desc *d)
+{
+	struct amdqp_device *dev;
+
+	if (!d->ops || !d->ops->suspend || !d->ops->resume || !d->gpu_id ||
+	    (d->sched_mode != AMDQP_SCHED_HWS &&
+	     d->sched_mode != AMDQP_SCHED_MES))
+		return ERR_PTR(-EINVAL);
+
+	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	if (!dev)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&dev->ref);
+	INIT_LIST_HEAD(&dev->queues);
+	mutex_init(&dev->sched_lock);
+	dev->ops = d->ops;
+	dev->priv = d->priv;
+	dev->gpu_id = d->gpu_id;
+	dev->backend = d->backend;
+	dev->sched_mode = d->sched_mode;
+	dev->num_xcc = d->num_xcc;
+
+	mutex_lock(&amdqp_lock);
+	if (amdqp_device_find_locked(d->gpu_id)) {
+		mutex_unlock(&amdqp_lock);
+		kfree(dev);
+		return ERR_PTR(-EEXIST);
+	}
+	list_add_tail(&dev->node, &amdqp_devices);
+	amdqp_emit(AMDQP_EVENT_DEVICE_ADDED, NULL, dev->gpu_id, 0, 0,
+		   dev->sched_mode);
+	mutex_unlock(&amdqp_lock);
+	return dev;
+}
+EXPORT_SYMBOL_NS_GPL(amdqp_device_register, AMDQP);
+
+/* Close the books on a stretch of suspension. */
+void amdqp_account_resume_locked(struct amdqp_queue *q, u64 now)
+{
+	lockdep_assert_held(&amdqp_lock);
+	if (!q->hw_suspended)
+		return;
+	q->suspended_total_ns += now - q->suspended_since;
+	q->hw_suspended = false;
+	q->dev->num_suspended--;
+}
+
+/* Forget every fd's suspension of @q (not the hardware state). */
+void amdqp_drop_holds_locked(struct amdqp_queue *q)
+{
+	struct amdqp_hold *h, *tmp;
+
+	lockdep_assert_held(&amdqp_lock);
+	list_for_each_entry_safe(h, tmp, &q->holds, q_node) {
+		list_del(&h->q_node);
+		list_del(&h->f_node);
+		kfree(h);
+		amdqp_queue_put(q);	/* the hold's reference */
+	}
+	q->nr_holds = 0;
+}
+
+static void amdqp_queue_detach_locked(struct amdqp_queue *q)
+{
+	lockdep_assert_held(&amdqp_lock);
+	if (q->dead)
+		return;
+	q->dead = true;
+	list_del_init(&q->dev_node);
+	q->dev->num_queues--;
+	amdqp_account_resume_locked(q, amdqp_now_ns());
+	amdqp_drop_holds_locked(q);
+	trace_amdqp_queue_unregister(q->dev->gpu_id, pid_nr(q->owner),
+				     q->queue_id);
+	amdqp_emit(AMDQP_EVENT_QUEUE_DESTROYED, q->owner, q->dev->gpu_id,
+		   q->queue_id, 0, 0);
+}
+
+void amdqp_device_unregister(struct amdqp_device *dev)
+{
+	struct amdqp_queue *q, *tmp;
+	LIST_HEAD(gone);
+
+	mutex_lock(&amdqp_lock);
+	dev->dead = true;
+	dev->generation++;
+	list_del(&dev->node);
+	list_for_each_entry_safe(q, tmp, &dev->queues, dev_node) {
+		amdqp_queue_detach_locked(q);
+		list_add(&q->dev_node, &gone);
+	}
+	amdqp_emit(AMDQP_EVENT_DEVICE_REMOVED, NULL, dev->gpu_id, 0, 0, 0);
+	mutex_unlock(&amdqp_lock);
+
+	/* Wait for a backend call in flight; later ones see dev->dead. */
+	mutex_lock(&dev->sched_lock);
+	mutex_unlock(&dev->sched_lock);
+
+	list_for_each_entry_safe(q, tmp, &gone, dev_node) {
+		list_del_init(&q->dev_node);
+		amdqp_queue_put(q);	/* the registry's reference */
+	}
+	amdqp_device_put(dev);
+}
+EXPORT_SYMBOL_NS_GPL(amdqp_device_unregister, AMDQP);
+
+struct amdqp_queue *amdqp_queue_register(struct amdqp_device *dev,
+					 const struct amdqp_queue_desc *d)
+{
+	struct amdqp_queue *q, *other;
+
+	if (!d->owner || d->priority > AMDQP_PRIORITY_MAX)
+		return ERR_PTR(-EINVAL);
+
+	q = kzalloc(sizeof(*q), GFP_KERNEL);
+	if (!q)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&q->ref);
+	INIT_LIST_HEAD(&q->holds);
+	q->owner = get_pid(d->owner);
+	q->uid = d->uid;
+	q->queue_id = d->queue_id;
+	q->ring_va = d->ring_va;
+	q->ring_size = d->ring_size;
+	q->priority = d->priority;
+	q->priv = d->priv;
+	q->created_ns = amdqp_now_ns();
+
+	mutex_lock(&amdqp_lock);
+	if (dev->dead)
+		goto busy;
+	list_for_each_entry(other, &dev->queues, dev_node)
+		if (other->owner == q->owner && other->queue_id == q->queue_id)
+			goto busy;
+	amdqp_device_get(dev);
+	q->dev = dev;
+	list_add_tail(&q->dev_node, &dev->queues);
+	dev->num_queues++;
+	trace_amdqp_queue_register(dev->gpu_id, pid_nr(q->owner), q->queue_id,
+				   q->priority, q->ring_va);
+	amdqp_emit(AMDQP_EVENT_QUEUE_CREATED, q->owner, dev->gpu_id,
+		   q->queue_id, 0, q->priority);
+	mutex_unlock(&amdqp_lock);
+	return q;
+
+busy:
+	mutex_unlock(&amdqp_lock);
+	put_pid(q->owner);
+	kfree(q);
+	return ERR_PTR(dev->dead ? -ENODEV : -EEXIST);
+}
+EXPORT_SYMBOL_NS_GPL(amdqp_queue_register, AMDQP);
+
+void amdqp_queue_unregister(struct amdqp_queue *q)
+{
+	mutex_lock(&amdqp_lock);
+	if (q->dead) {
+		/* Device removal got here first and owns the last put. */
+		mutex_unlock(&amdqp_lock);
+		return;
+	}
+	amdqp_queue_detach_locked(q);
+	mutex_unlock(&amdqp_lock);
+	amdqp_queue_put(q);
+}
+EXPORT_SYMBOL_NS_GPL(amdqp_queue_unregister, AMDQP);
+
+/*
+ * Resolve a user reference. The pid is interpreted in @ns; queues whose
+ * owner has no pid there are invisible. Returns a queue with an extra
+ * reference or an ERR_PTR. Called with amdqp_lock held.
+ */
+struct amdqp_queue *amdqp_find_queue(const struct amdqp_queue_ref *ref,
+				     struct pid_namespace *ns)
+{
+	struct amdqp_device *dev;
+	struct amdqp_queue *q;
+	struct pid *pid;
+
+	lockdep_assert_held(&amdqp_lock);
+	if (ref->flags & ~AMDQP_REF_BY_RING || ref->pid == 0 ||
+	    ref->pid > PID_MAX_LIMIT)
+		return ERR_PTR(-EINVAL);
+
+	rcu_read_lock();
+	pid = find_pid_ns(ref->pid, ns);
+	rcu_read_unlock();
+	/* Only compared by address below, never dereferenced. */
+	if (!pid)
+		return ERR_PTR(-ENOENT);
+
+	list_for_each_entry(dev, &amdqp_devices, node) {
+		if (!(ref->flags & AMDQP_REF_BY_RING) &&
+		    dev->gpu_id != ref->gpu_id)
+			continue;
+		list_for_each_entry(q, &dev->queues, dev_node) {
+			if (q->owner != pid)
+				continue;
+			if (ref->flags & AMDQP_REF_BY_RING ?
+			    q->ring_va == ref->ring_va :
+			    q->queue_id == ref->queue_id) {
+				amdqp_queue_get(q);
+				return q;
+			}
+		}
+	}
+	return ERR_PTR(-ENOENT);
+}
+
+void amdqp_report_process_exit(struct amdqp_device *dev, struct pid *pid)
+{
+	mutex_lock(&amdqp_lock);
+	amdqp_emit(AMDQP_EVENT_PROCESS_EXIT, pid, dev->gpu_id, 0, 0, 0);
+	mutex_unlock(&amdqp_lock);
+}
+EXPORT_SYMBOL_NS_GPL(amdqp_report_process_exit, AMDQP);
+
+void amdqp_report_reset(struct amdqp_device *dev)
+{
+	struct amdqp_queue *q;
+	u64 now = amdqp_now_ns();
+
+	mutex_lock(&amdqp_lock);
+	dev->generation++;
+	list_for_each_entry(q, &dev->queues, dev_node) {
+		amdqp_account_resume_locked(q, now);
+		amdqp_drop_holds_locked(q);
+	}
+	amdqp_emit(AMDQP_EVENT_GPU_RESET, NULL, dev->gpu_id, 0, 0, 0);
+	mutex_unlock(&amdqp_lock);
+	trace_amdqp_error(dev->gpu_id, "reset", -EIO);
+}
+EXPORT_SYMBOL_NS_GPL(amdqp_report_reset, AMDQP);
+
+void amdqp_report_preempt_failure(struct amdqp_device *dev, int error)
+{
+	mutex_lock(&amdqp_lock);
+	amdqp_emit(AMDQP_EVENT_PREEMPT_FAILED, NULL, dev->gpu_id, 0, error, 0);
+	mutex_unlock(&amdqp_lock);
+	trace_amdqp_error(dev->gpu_id, "preempt", error);
+}
+EXPORT_SYMBOL_NS_GPL(amdqp_report_preempt_failure, AMDQP);

@@ -1,0 +1,546 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fd-scoped suspension: which fd holds which queue off the hardware, the
+ * batch ioctls that change it, and the fd release that undoes it.
+ */
+#include <linux/capability.h>
+#include <linux/cred.h>
+#include <linux/mm.h>
+#include <linux/sched/coredump.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "amdqp_priv.h"
+
+/*
+ * Like ptrace attach rights: same real/effective/saved ids and a dumpable
+ * target, or CAP_SYS_PTRACE/CAP_SYS_ADMIN. Returns 0 or -EPERM/-ENOENT.
+ */
+int amdqp_may_control(struct amdqp_queue *q)
+{
+	const struct cred *me = current_cred(), *tc;
+	struct task_struct *t;
+	bool same, dumpable = true;
+
+	if (capable(CAP_SYS_ADMIN))
+		return 0;
+	t = get_pid_task(q->owner, PIDTYPE_TGID);
+	if (!t)
+		return -ENOENT;
+	rcu_read_lock();
+	tc = __task_cred(t);
+	same = uid_eq(me->uid, tc->euid) && uid_eq(me->uid, tc->suid) &&
+	       uid_eq(me->uid, tc->uid) && gid_eq(me->gid, tc->egid) &&
+	       gid_eq(me->gid, tc->sgid) && gid_eq(me->gid, tc->gid);
+	rcu_read_unlock();
+	task_lock(t);
+	if (t->mm)
+		dumpable = get_dumpable(t->mm) == SUID_DUMP_USER;
+	task_unlock(t);
+	put_task_struct(t);
+	if (same && dumpable)
+		return 0;
+	return capable(CAP_SYS_PTRACE) ? 0 : -EPERM;
+}
+
+static struct amdqp_hold *amdqp_find_hold(struct amdqp_file *f,
+					  struct amdqp_queue *q)
+{
+	struct amdqp_hold *h;
+
+	lockdep_assert_held(&amdqp_lock);
+	list_for_each_entry(h, &q->holds, q_node)
+		if (h->f == f)
+			return h;
+	return NULL;
+}
+
+/* Consumes @h; takes a queue reference for it. */
+static void amdqp_add_hold(struct amdqp_file *f, struct amdqp_queue *q,
+			   struct amdqp_hold *h)
+{
+	lockdep_assert_held(&amdqp_lock);
+	amdqp_queue_get(q);
+	h->q = q;
+	h->f = f;
+	list_add_tail(&h->q_node, &q->holds);
+	list_add_tail(&h->f_node, &f->holds);
+	q->nr_holds++;
+}
+
+static void amdqp_del_hold(struct amdqp_hold *h)
+{
+	struct amdqp_queue *q = h->q;
+
+	lockdep_assert_held(&amdqp_lock);
+	list_del(&h->q_node);
+	list_del(&h->f_node);
+	q->nr_holds--;
+	kfree(h);
+	amdqp_queue_put(q);	/* never the last: the caller has one */
+}
+
+static u32 amdqp_qstate(struct amdqp_file *f, struct amdqp_queue *q, u64 now)
+{
+	u32 s = 0;
+
+	if (q->hw_suspended)
+		s |= AMDQP_QSTATE_SUSPENDED;
+	if (f && amdqp_find_hold(f, q))
+		s |= AMDQP_QSTATE_HELD;
+	if (now < q->cooldown_until)
+		s |= AMDQP_QSTATE_COOLDOWN;
+	return s;
+}
+
+/* A batch request with its queue lookups, shared by SUSPEND and RESUME. */
+struct amdqp_req {
+	struct amdqp_batch b;
+	struct amdqp_queue_ref *refs;
+	struct amdqp_queue **qs;
+	struct amdqp_hold **holds;
+	int *res;
+};
+
+static void amdqp_req_free(struct amdqp_req *r)
+{
+	u32 i;
+
+	for (i = 0; i < r->b.count; i++) {
+		if (r->qs && r->qs[i])
+			amdqp_queue_put(r->qs[i]);
+		if (r->holds)
+			kfree(r->holds[i]);
+	}
+	kvfree(r->holds);
+	kvfree(r->res);
+	kvfree(r->qs);
+	kvfree(r->refs);
+}
+
+static int amdqp_req_read(struct amdqp_req *r, void __user *arg, u32 size,
+			  bool suspend)
+{
+	u8 __user *uref;
+	u32 i;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	ret = copy_struct_from_user(&r->b, sizeof(r->b), arg, size);
+	if (ret)
+		return ret;
+	if (r->b.flags || r->b.pad || (!suspend && r->b.grace_us))
+		return -EINVAL;
+	if (!r->b.count || r->b.count > AMDQP_MAX_BATCH ||
+	    r->b.ref_size < offsetofend(struct amdqp_queue_ref, ring_va) ||
+	    r->b.ref_size > PAGE_SIZE || r->b.ref_size % 8) {
+		r->b.count = 0;
+		return -EINVAL;
+	}
+
+	r->refs = kvcalloc(r->b.count, sizeof(*r->refs), GFP_KERNEL);
+	r->qs = kvcalloc(r->b.count, sizeof(*r->qs), GFP_KERNEL);
+	r->res = kvcalloc(r->b.count, sizeof(*r->res), GFP_KERNEL);
+	if (suspend)
+		r->holds = kvcalloc(r->b.count, sizeof(*r->holds), GFP_KERNEL);
+	if (!r->refs || !r->qs || !r->res || (suspend && !r->holds))
+		return -ENOMEM;
+
+	uref = u64_to_user_ptr(r->b.refs);
+	for (i = 0; i < r->b.count; i++) {
+		ret = copy_struct_from_user(&r->refs[i], sizeof(r->refs[i]),
+					    uref + (size_t)i * r->b.ref_size,
+					    r->b.ref_size);
+		if (ret)
+			return ret;
+		if (suspend) {
+			r->holds[i] = kzalloc(sizeof(*r->holds[i]), GFP_KERNEL);
+			if (!r->holds[i])
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* Fill in results and states, and copy everything back. */
+static int amdqp_req_write(struct amdqp_req *r, struct amdqp_file *f,
+			   void __user *arg, u32 size)
+{
+	u8 __user *uref = u64_to_user_ptr(r->b.refs);
+	size_t rsize = min_t(size_t, r->b.ref_size, sizeof(*r->refs));
+	u64 now = amdqp_now_ns();
+	u32 i;
+
+	r->b.done = 0;
+	mutex_lock(&amdqp_lock);
+	for (i = 0; i < r->b.count; i++) {
+		r->refs[i].result = r->res[i];
+		r->refs[i].state = r->qs[i] && !r->qs[i]->dead ?
+				   amdqp_qstate(f, r->qs[i], now) : 0;
+		if (!r->res[i])
+			r->b.done++;
+	}
+	mutex_unlock(&amdqp_lock);
+
+	for (i = 0; i < r->b.count; i++)
+		if (copy_to_user(uref + (size_t)i * r->b.ref_size,
+				 &r->refs[i], rsize))
+			return -EFAULT;
+	if (copy_to_user(arg, &r->b, min_t(size_t, size, sizeof(r->b))))
+		return -EFAULT;
+	return 0;
+}
+
+long amdqp_ioctl_suspend(struct amdqp_file *f, void __user *arg, u32 size)
+{
+	struct amdqp_req r;
+	u64 now = amdqp_now_ns();
+	long ret;
+	u32 i;
+
+	ret = amdqp_req_read(&r, arg, size, true);
+	if (ret)
+		goto out;
+	atomic64_inc(&amdqp_stats.suspend_calls);
+
+	mutex_lock(&amdqp_lock);
+	for (i = 0; i < r.b.count; i++) {
+		struct amdqp_queue *q;
+
+		q = amdqp_find_queue(&r.refs[i], f->pid_ns);
+		if (IS_ERR(q)) {
+			r.res[i] = PTR_ERR(q);
+			continue;
+		}
+		r.res[i] = amdqp_may_control(q);
+		if (!r.res[i] && amdqp_find_hold(f, q))
+			r.res[i] = -EALREADY;
+		if (!r.res[i] && now < q->cooldown_until)
+			r.res[i] = -EAGAIN;
+		if (r.res[i]) {
+			amdqp_queue_put(q);
+			continue;
+		}
+		amdqp_add_hold(f, q, r.holds[i]);
+		r.holds[i] = NULL;
+		r.qs[i] = q;
+	}
+	mutex_unlock(&amdqp_lock);
+
+	amdqp_reconcile(r.qs, r.b.count, r.res, r.b.grace_us,
+			&r.b.latency_ns);
+
+	/* A failed suspension is not held: the queue kept running. */
+	mutex_lock(&amdqp_lock);
+	for (i = 0; i < r.b.count; i++) {
+		struct amdqp_hold *h;
+
+		if (!r.qs[i] || !r.res[i])
+			continue;
+		h = amdqp_find_hold(f, r.qs[i]);
+		if (h)
+			amdqp_del_hold(h);
+	}
+	mutex_unlock(&amdqp_lock);
+
+	ret = amdqp_req_write(&r, f, arg, size);
+out:
+	amdqp_req_free(&r);
+	return ret;
+}
+
+long amdqp_ioctl_resume(struct amdqp_file *f, void __user *arg, u32 size)
+{
+	struct amdqp_req r;
+	long ret;
+	u32 i;
+
+	ret = amdqp_req_read(&r, arg, size, false);
+	if (ret)
+		goto out;
+	atomic64_inc(&amdqp_stats.resume_calls);
+
+	mutex_lock(&amdqp_lock);
+	for (i = 0; i < r.b.count; i++) {
+		struct amdqp_queue *q;
+		struct amdqp_hold *h;
+
+		q = amdqp_find_queue(&r.refs[i], f->pid_ns);
+		if (IS_ERR(q)) {
+			r.res[i] = PTR_ERR(q);
+			continue;
+		}
+		h = amdqp_find_hold(f, q);
+		if (!h) {
+			r.res[i] = -EALREADY;
+			amdqp_queue_put(q);
+			continue;
+		}
+		amdqp_del_hold(h);
+		r.qs[i] = q;
+	}
+	mutex_unlock(&amdqp_lock);
+
+	amdqp_reconcile(r.qs, r.b.count, r.res, 0, &r.b.latency_ns);
+	ret = amdqp_req_write(&r, f, arg, size);
+out:
+	amdqp_req_free(&r);
+	return ret;
+}
+
+/* A set of devices named by gpu_id; an empty set means all devices. */
+struct amdqp_gpus {
+	u32 *ids;
+	u32 n;
+};
+
+static bool amdqp_gpus_has(const struct amdqp_gpus *g, u32 gpu_id)
+{
+	u32 i;
+
+	if (!g->n)
+		return true;
+	for (i = 0; i < g->n; i++)
+		if (g->ids[i] == gpu_id)
+			return true;
+	return false;
+}
+
+static int amdqp_gpus_read(struct amdqp_gpus *g, const struct amdqp_gpu_set *s)
+{
+	struct amdqp_device *dev;
+	u32 i, found;
+
+	g->n = s->num_gpus;
+	g->ids = NULL;
+	if (!g->n)
+		return 0;
+	if (g->n > AMDQP_MAX_BATCH)
+		return -EINVAL;
+	/* n is bounded above, so the size cannot overflow. */
+	g->ids = memdup_user(u64_to_user_ptr(s->gpu_ids), g->n * sizeof(u32));
+	if (IS_ERR(g->ids)) {
+		int ret = PTR_ERR(g->ids);
+
+		g->ids = NULL;
+		return ret;
+	}
+	/* Unknown devices are an error, not silently nothing. */
+	mutex_lock(&amdqp_lock);
+	for (i = 0; i < g->n; i++) {
+		found = 0;
+		list_for_each_entry(dev, &amdqp_devices, node)
+			found |= dev->gpu_id == g->ids[i];
+		if (!found)
+			break;
+	}
+	mutex_unlock(&amdqp_lock);
+	return i < g->n ? -ENODEV : 0;
+}
+
+/* Collect up to @max queue pointers (with references) into a new array. */
+static struct amdqp_queue **amdqp_qarray(u32 max)
+{
+	return kvcalloc(max ? max : 1, sizeof(struct amdqp_queue *),
+			GFP_KERNEL);
+}
+
+static u32 amdqp_count_queues_locked(void)
+{
+	struct amdqp_device *dev;
+	u32 n = 0;
+
+	list_for_each_entry(dev, &amdqp_devices, node)
+		n += dev->num_queues;
+	return n;
+}
+
+long amdqp_ioctl_suspend_below(struct amdqp_file *f, void __user *arg,
+			       u32 size)
+{
+	struct pid *self = task_tgid(current);
+	struct amdqp_queue **qs = NULL;
+	struct amdqp_hold **holds = NULL;
+	struct amdqp_device *dev;
+	struct amdqp_gpu_set s;
+	struct amdqp_gpus g = {};
+	u64 now = amdqp_now_ns();
+	u32 i, n = 0, cap;
+	int *res = NULL;
+	long ret;
+
+	ret = copy_struct_from_user(&s, sizeof(s), arg, size);
+	if (ret)
+		return ret;
+	if (s.flags || s.pad || s.reserved ||
+	    s.priority > AMDQP_PRIORITY_MAX + 1)
+		return -EINVAL;
+	ret = amdqp_gpus_read(&g, &s);
+	if (ret)
+		goto out;
+	atomic64_inc(&amdqp_stats.suspend_calls);
+	s.affected = 0;
+	s.skipped = 0;
+
+	/* Allocate for the current count; queues added meanwhile wait. */
+	mutex_lock(&amdqp_lock);
+	cap = amdqp_count_queues_locked();
+	mutex_unlock(&amdqp_lock);
+	qs = amdqp_qarray(cap);
+	res = kvcalloc(cap ? cap : 1, sizeof(*res), GFP_KERNEL);
+	holds = kvcalloc(cap ? cap : 1, sizeof(*holds), GFP_KERNEL);
+	if (!qs || !res || !holds) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < cap; i++) {
+		holds[i] = kzalloc(sizeof(*holds[i]), GFP_KERNEL);
+		if (!holds[i]) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+
+	mutex_lock(&amdqp_lock);
+	list_for_each_entry(dev, &amdqp_devices, node) {
+		struct amdqp_queue *q;
+
+		if (!amdqp_gpus_has(&g, dev->gpu_id))
+			continue;
+		list_for_each_entry(q, &dev->queues, dev_node) {
+			if (q->priority >= s.priority || q->owner == self ||
+			    amdqp_find_hold(f, q))
+				continue;
+			if (n == cap || now < q->cooldown_until ||
+			    amdqp_may_control(q)) {
+				s.skipped++;
+				continue;
+			}
+			amdqp_add_hold(f, q, holds[n]);
+			holds[n] = NULL;
+			amdqp_queue_get(q);
+			qs[n++] = q;
+		}
+	}
+	mutex_unlock(&amdqp_lock);
+
+	amdqp_reconcile(qs, n, res, s.grace_us, &s.latency_ns);
+
+	mutex_lock(&amdqp_lock);
+	for (i = 0; i < n; i++) {
+		struct amdqp_hold *h;
+
+		if (!res[i]) {
+			s.affected++;
+			continue;
+		}
+		s.skipped++;
+		h = amdqp_find_hold(f, qs[i]);
+		if (h)
+			amdqp_del_hold(h);
+	}
+	mutex_unlock(&amdqp_lock);
+
+	if (copy_to_user(arg, &s, min_t(size_t, size, sizeof(s))))
+		ret = -EFAULT;
+out:
+	for (i = 0; i < n; i++)
+		amdqp_queue_put(qs[i]);
+	if (holds)
+		for (i = 0; i < cap; i++)
+			kfree(holds[i]);
+	kvfree(holds);
+	kvfree(res);
+	kvfree(qs);
+	kfree(g.ids);
+	return ret;
+}
+
+/*
+ * Drop the holds of @f on the devices in @g and resume what is left
+ * without holders. Returns the number resumed, *failed the failures.
+ */
+static u32 amdqp_drop_file_holds(struct amdqp_file *f,
+				 const struct amdqp_gpus *g, u64 *latency_ns,
+				 u32 *failed)
+{
+	struct amdqp_hold *h, *tmp;
+	struct amdqp_queue **qs;
+	u32 i, n = 0, cap = 0, done = 0;
+	int *res;
+
+	*failed = 0;
+	mutex_lock(&amdqp_lock);
+	list_for_each_entry(h, &f->holds, f_node)
+		cap++;
+	mutex_unlock(&amdqp_lock);
+	if (!cap)
+		return 0;
+
+	qs = amdqp_qarray(cap);
+	res = kvcalloc(cap, sizeof(*res), GFP_KERNEL);
+
+	mutex_lock(&amdqp_lock);
+	list_for_each_entry_safe(h, tmp, &f->holds, f_node) {
+		struct amdqp_queue *q = h->q;
+
+		if (!amdqp_gpus_has(g, q->dev->gpu_id))
+			continue;
+		if (qs && res && n < cap) {
+			amdqp_queue_get(q);
+			qs[n++] = q;
+		}
+		amdqp_del_hold(h);
+	}
+	mutex_unlock(&amdqp_lock);
+
+	/*
+	 * Without memory for the arrays the holds are gone anyway and the
+	 * watchdog's reconciliation resumes the queues shortly.
+	 */
+	amdqp_reconcile(qs, n, res, 0, latency_ns);
+	for (i = 0; i < n; i++) {
+		if (res[i])
+			(*failed)++;
+		else
+			done++;
+		amdqp_queue_put(qs[i]);
+	}
+	kvfree(res);
+	kvfree(qs);
+	return done;
+}
+
+long amdqp_ioctl_resume_all(struct amdqp_file *f, void __user *arg, u32 size)
+{
+	struct amdqp_gpu_set s;
+	struct amdqp_gpus g = {};
+	long ret;
+
+	ret = copy_struct_from_user(&s, sizeof(s), arg, size);
+	if (ret)
+		return ret;
+	if (s.flags || s.pad || s.reserved || s.priority || s.grace_us)
+		return -EINVAL;
+	ret = amdqp_gpus_read(&g, &s);
+	if (ret)
+		goto out;
+	atomic64_inc(&amdqp_stats.resume_calls);
+	s.latency_ns = 0;
+	s.affected = amdqp_drop_file_holds(f, &g, &s.latency_ns, &s.skipped);
+	if (copy_to_user(arg, &s, min_t(size_t, size, sizeof(s))))
+		ret = -EFAULT;
+out:
+	kfree(g.ids);
+	return ret;
+}
+
+/* The fd is going away (close or crash of its holder): let go of it all. */
+void amdqp_release_holds(struct amdqp_file *f)
+{
+	struct amdqp_gpus all = {};
+	u32 failed;
+
+	amdqp_drop_file_holds(f, &all, NULL, &failed);
+}

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * amdqp_sim internals: simulated GPUs whose queues execute timed work items
+ * on a fixed number of compute slots, behind a scheduler firmware model
+ * (HWS runlist or MES) that amdqp suspends and resumes queues through.
+ *
+ * Locking, outermost first:
+ *  - sim_devs_lock (mutex): the device list and device creation/removal.
+ *  - sim_dev.qlock (mutex): queue creation and destruction on a device,
+ *    and device removal; keeps amdqp_queue_register/unregister in order.
+ *  - sim_dev.fw_lock (mutex): one firmware operation at a time per device
+ *    (amdqp serialises its own calls; this makes the model self-contained).
+ *  - sim_dev.lock (spinlock): the executor state of the device and all of
+ *    its queues (slots, running items, pending work, counters).
+ */
+#ifndef AMDQP_SIM_H
+#define AMDQP_SIM_H
+
+#include <linux/atomic.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+
+struct amdqp_device;
+struct amdqp_queue;
+struct dentry;
+struct task_struct;
+
+/* Completion times remembered per queue, for AMDQP_SIM_IOC_WAIT. */
+#define SIM_DONE_HISTORY	256
+
+struct sim_work {
+	struct list_head node;
+	u64 duration_ns;
+	u32 width;
+	u32 count;		/* items left in this submission */
+};
+
+struct sim_queue {
+	struct kref ref;		/* the creating fd's and amdqp's */
+	struct list_head dev_node;	/* sim_dev.queues; sim_dev.lock */
+	struct list_head file_node;	/* sim_file.queues; sim_file.lock */
+	struct sim_dev *sd;
+	struct amdqp_queue *aq;
+	struct pid *owner;
+	u32 queue_id;
+	u32 priority;
+	/* sim_dev.lock for everything below */
+	struct list_head work;		/* struct sim_work, in order */
+	u64 wptr;			/* items submitted */
+	u64 rptr;			/* items completed */
+	u64 lost_from;			/* items (lost_from, lost_upto] */
+	u64 lost_upto;			/* were thrown away by a reset */
+	bool mapped;			/* on the virtual hardware */
+	bool destroyed;
+	bool running;			/* head item holds slots */
+	u32 run_width;
+	u64 run_start;
+	u64 run_end;
+	u64 remaining_ns;		/* head item's time left, 0 = fresh */
+	u64 head_since;			/* when the head item became ready */
+	u64 busy_ns;
+	u64 preemptions;
+	u64 done_ns[SIM_DONE_HISTORY];	/* by seqno % SIM_DONE_HISTORY */
+	wait_queue_head_t done_wait;
+};
+
+struct sim_counters {
+	u64 sched_updates;
+	u64 unmap_packets;
+	u64 map_packets;
+	u64 preemptions;
+	u64 preempt_failures;
+	u64 resets;
+};
+
+struct sim_dev {
+	struct kref ref;		/* the device list's and each queue's */
+	struct list_head node;		/* sim_devs; sim_devs_lock */
+	struct mutex qlock;
+	bool removed;			/* qlock */
+	struct amdqp_device *adev;
+	struct dentry *dir;
+	struct task_struct *thread;
+	struct mutex fw_lock;
+	spinlock_t lock;
+	wait_queue_head_t kick_wait;
+	struct list_head queues;	/* sim_queue.dev_node */
+	u32 gpu_id;
+	u32 mode;			/* AMDQP_SCHED_* */
+	u32 num_xcc;
+	u32 next_queue_id;		/* lock */
+	u64 next_ring_va;		/* lock */
+	u32 free_slots;			/* lock */
+	bool kick;			/* lock */
+	bool updating;			/* lock: runlist update, no dispatch */
+	u64 reset_gen;			/* lock */
+	struct sim_counters cnt;	/* lock */
+	/* knobs (debugfs), read with READ_ONCE */
+	u32 slots;
+	u32 unmap_latency_us;
+	u32 map_latency_us;
+	u32 cwsr_save_us;
+	u32 cwsr_restore_us;
+	u32 preempt_timeout_ms;
+	atomic_t fail_preempt;		/* next N unmaps time out */
+	atomic_t fail_busy;		/* next N queue operations -EBUSY */
+};
+
+/* sim_gpu.c: the executor and the firmware model */
+int sim_gpu_start(struct sim_dev *sd);
+void sim_gpu_stop(struct sim_dev *sd);
+void sim_gpu_kick(struct sim_dev *sd);
+extern const struct amdqp_backend_ops sim_backend_ops;
+void sim_dev_reset(struct sim_dev *sd);
+void sim_queue_discard_locked(struct sim_queue *sq);
+void sim_queue_put(struct sim_queue *sq);
+void sim_queue_destroy(struct sim_queue *sq);
+
+/* sim_main.c: devices */
+struct sim_dev *sim_dev_find_get(u32 gpu_id);
+void sim_dev_put(struct sim_dev *sd);
+
+/* sim_chardev.c: /dev/amdqp_sim */
+int sim_chardev_init(void);
+void sim_chardev_exit(void);
+
+#endif /* AMDQP_SIM_H */

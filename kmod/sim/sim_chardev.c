@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/amdqp_sim: processes create simulated queues and submit work to
+ * them. A queue lives as long as the fd that created it, which is what a
+ * KFD queue does with its process.
+ */
+#include <linux/cred.h>
+#include <linux/fs.h>
+#include <linux/hrtimer.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/amdqp.h>
+#include <linux/amdqp_sim.h>
+
+#include "amdqp_backend.h"
+#include "sim.h"
+
+#define SIM_MAX_DURATION_NS	(10ULL * NSEC_PER_SEC)
+#define SIM_MAX_SUBMIT		4096
+#define SIM_MAX_PENDING		(1U << 20)
+
+struct sim_file {
+	struct mutex lock;
+	struct list_head queues;	/* sim_queue.file_node; lock */
+};
+
+static void sim_queue_free(struct kref *ref)
+{
+	struct sim_queue *sq = container_of(ref, struct sim_queue, ref);
+	struct sim_work *w, *tmp;
+
+	list_for_each_entry_safe(w, tmp, &sq->work, node)
+		kfree(w);
+	put_pid(sq->owner);
+	sim_dev_put(sq->sd);
+	kfree(sq);
+}
+
+void sim_queue_put(struct sim_queue *sq)
+{
+	kref_put(&sq->ref, sim_queue_free);
+}
+
+/* Idempotent: the fd, DESTROY_QUEUE and device removal may all try. */
+void sim_queue_destroy(struct sim_queue *sq)
+{
+	struct sim_dev *sd = sq->sd;
+	bool first;
+
+	mutex_lock(&sd->qlock);
+	spin_lock_irq(&sd->lock);
+	first = !sq->destroyed;
+	if (first) {
+		sq->destroyed = true;
+		sq->mapped = false;
+		sim_queue_discard_locked(sq);
+		list_del_init(&sq->dev_node);
+	}
+	spin_unlock_irq(&sd->lock);
+	/* amdqp drops its reference through queue_release. */
+	if (first)
+		amdqp_queue_unregister(sq->aq);
+	mutex_unlock(&sd->qlock);
+	sim_gpu_kick(sd);
+}
+
+static int sim_open(struct inode *inode, struct file *filp)
+{
+	struct sim_file *f;
+
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return -ENOMEM;
+	mutex_init(&f->lock);
+	INIT_LIST_HEAD(&f->queues);
+	filp->private_data = f;
+	return nonseekable_open(inode, filp);
+}
+
+static int sim_release(struct inode *inode, struct file *filp)
+{
+	struct sim_file *f = filp->private_data;
+	struct sim_queue *sq, *tmp;
+	struct sim_dev *reported[8];
+	unsigned int nrep = 0, i;
+
+	list_for_each_entry_safe(sq, tmp, &f->queues, file_node) {
+		struct sim_dev *sd = sq->sd;
+		bool was_live = !READ_ONCE(sq->destroyed);
+
+		list_del(&sq->file_node);
+		sim_queue_destroy(sq);
+		/* The owner went away: tell amdqp once per device. */
+		for (i = 0; i < nrep && reported[i] != sd; i++)
+			;
+		if (was_live && i == nrep) {
+			/* qlock keeps the amdqp device from going away. */
+			mutex_lock(&sd->qlock);
+			if (!sd->removed)
+				amdqp_report_process_exit(sd->adev, sq->owner);
+			mutex_unlock(&sd->qlock);
+			if (nrep < ARRAY_SIZE(reported))
+				reported[nrep++] = sd;
+		}
+		sim_queue_put(sq);
+	}
+	kfree(f);
+	return 0;
+}
+
+/* Find a queue this fd created; returns it with a reference. */
+static struct sim_queue *sim_file_queue(struct sim_file *f, u32 gpu_id,
+					u32 queue_id)
+{
+	struct sim_queue *sq;
+
+	mutex_lock(&f->lock);
+	list_for_each_entry(sq, &f->queues, file_node) {
+		if (sq->sd->gpu_id == gpu_id && sq->queue_id == queue_id) {
+			kref_get(&sq->ref);
+			mutex_unlock(&f->lock);
+			return sq;
+		}
+	}
+	mutex_unlock(&f->lock);
+	return NULL;
+}
+
+static long sim_create_queue(struct sim_file *f, void __user *arg, u32 size)
+{
+	struct amdqp_sim_create_queue c;
+	struct amdqp_queue_desc desc = {};
+	struct sim_queue *sq;
+	struct sim_dev *sd;
+	long ret;
+
+	ret = copy_struct_from_user(&c, sizeof(c), arg, size);
+	if (ret)
+		return ret;
+	if (c.flags || c.priority > AMDQP_PRIORITY_MAX)
+		return -EINVAL;
+	sd = sim_dev_find_get(c.gpu_id);
+	if (!sd)
+		return -ENODEV;
+
+	sq = kzalloc(sizeof(*sq), GFP_KERNEL);
+	if (!sq) {
+		sim_dev_put(sd);
+		return -ENOMEM;
+	}
+	kref_init(&sq->ref);
+	INIT_LIST_HEAD(&sq->work);
+	INIT_LIST_HEAD(&sq->dev_node);
+	init_waitqueue_head(&sq->done_wait);
+	sq->sd = sd;			/* the reference from the lookup */
+	sq->owner = get_pid(task_tgid(current));
+	sq->priority = c.priority;
+	sq->mapped = true;
+
+	mutex_lock(&sd->qlock);
+	if (sd->removed) {
+		ret = -ENODEV;
+		goto unlock;
+	}
+	spin_lock_irq(&sd->lock);
+	sq->queue_id = ++sd->next_queue_id;
+	if (!c.ring_va) {
+		c.ring_va = sd->next_ring_va;
+		sd->next_ring_va += SZ_1M;
+	}
+	spin_unlock_irq(&sd->lock);
+
+	desc.owner = sq->owner;
+	desc.uid = current_euid();
+	desc.queue_id = sq->queue_id;
+	desc.ring_va = c.ring_va;
+	desc.ring_size = c.ring_size ? c.ring_size : SZ_64K;
+	desc.priority = c.priority;
+	desc.priv = sq;
+	kref_get(&sq->ref);		/* amdqp's, dropped in queue_release */
+	sq->aq = amdqp_queue_register(sd->adev, &desc);
+	if (IS_ERR(sq->aq)) {
+		ret = PTR_ERR(sq->aq);
+		kref_put(&sq->ref, sim_queue_free);	/* not the last */
+		goto unlock;
+	}
+	spin_lock_irq(&sd->lock);
+	list_add_tail(&sq->dev_node, &sd->queues);
+	spin_unlock_irq(&sd->lock);
+	mutex_unlock(&sd->qlock);
+
+	mutex_lock(&f->lock);
+	list_add_tail(&sq->file_node, &f->queues);
+	mutex_unlock(&f->lock);
+
+	c.queue_id = sq->queue_id;
+	if (copy_to_user(arg, &c, min_t(size_t, size, sizeof(c))))
+		return -EFAULT;	/* the queue exists; close() cleans up */
+	return 0;
+
+unlock:
+	mutex_unlock(&sd->qlock);
+	sim_queue_put(sq);
+	return ret;
+}
+
+static long sim_destroy_queue(struct sim_file *f, void __user *arg, u32 size)
+{
+	struct amdqp_sim_queue_id id;
+	struct sim_queue *sq;
+	long ret;
+
+	ret = copy_struct_from_user(&id, sizeof(id), arg, size);
+	if (ret)
+		return ret;
+	mutex_lock(&f->lock);
+	list_for_each_entry(sq, &f->queues, file_node) {
+		if (sq->sd->gpu_id == id.gpu_id && sq->queue_id == id.queue_id) {
+			list_del(&sq->file_node);
+			mutex_unlock(&f->lock);
+			sim_queue_destroy(sq);
+			sim_queue_put(sq);	/* the fd's */
+			return 0;
+		}
+	}
+	mutex_unlock(&f->lock);
+	return -ENOENT;
+}
+
+static long sim_submit(struct sim_file *f, void __user *arg, u32 size)
+{
+	struct amdqp_sim_submit s;
+	struct sim_queue *sq;
+	struct sim_work *w;
+	struct sim_dev *sd;
+	long ret;
+
+	ret = copy_struct_from_user(&s, sizeof(s), arg, size);
+	if (ret)
+		return ret;
+	if (!s.duration_ns || s.duration_ns > SIM_MAX_DURATION_NS ||
+	    !s.count || s.count > SIM_MAX_SUBMIT)
+		return -EINVAL;
+	sq = sim_file_queue(f, s.gpu_id, s.queue_id);
+	if (!sq)
+		return -ENOENT;
+	sd = sq->sd;
+	w = kzalloc(sizeof(*w), GFP_KERNEL);
+	if (!w) {
+		ret = -ENOMEM;
+		goto put;
+	}
+	w->duration_ns = s.duration_ns;
+	w->width = s.width;
+	w->count = s.count;
+
+	spin_lock_irq(&sd->lock);
+	if (sq->destroyed) {
+		ret = -ENODEV;
+	} else if (sq->wptr - sq->rptr + s.count > SIM_MAX_PENDING) {
+		ret = -ENOSPC;
+	} else {
+		if (list_empty(&sq->work))
+			sq->head_since = ktime_get_ns();
+		list_add_tail(&w->node, &sq->work);
+		w = NULL;
+		sq->wptr += s.count;
+		s.seqno = sq->wptr;
+	}
+	spin_unlock_irq(&sd->lock);
+	kfree(w);
+	if (!ret) {
+		sim_gpu_kick(sd);	/* the doorbell */
+		if (copy_to_user(arg, &s, min_t(size_t, size, sizeof(s))))
+			ret = -EFAULT;
+	}
+put:
+	sim_queue_put(sq);
+	return ret;
+}
+
+static bool sim_done(struct sim_queue *sq, u64 seqno)
+{
+	return READ_ONCE(sq->rptr) >= seqno || READ_ONCE(sq->destroyed);
+}
+
+static long sim_wait(struct sim_file *f, void __user *arg, u32 size)
+{
+	struct amdqp_sim_wait wt;
+	struct sim_queue *sq;
+	struct sim_dev *sd;
+	long ret;
+
+	ret = copy_struct_from_user(&wt, sizeof(wt), arg, size);
+	if (ret)
+		return ret;
+	sq = sim_file_queue(f, wt.gpu_id, wt.queue_id);
+	if (!sq)
+		return -ENOENT;
+	sd = sq->sd;
+	if (!wt.seqno || wt.seqno > READ_ONCE(sq->wptr)) {
+		ret = -EINVAL;
+		goto put;
+	}
+	if (!sim_done(sq, wt.seqno)) {
+		if (!wt.timeout_ns) {
+			ret = -ETIMEDOUT;
+			goto put;
+		}
+		ret = wait_event_interruptible_hrtimeout(sq->done_wait,
+							 sim_done(sq, wt.seqno),
+							 ns_to_ktime(wt.timeout_ns));
+		if (ret == -ETIME)
+			ret = -ETIMEDOUT;
+		if (ret)
+			goto put;
+	}
+
+	spin_lock_irq(&sd->lock);
+	if (wt.seqno > sq->lost_from && wt.seqno <= sq->lost_upto)
+		ret = -EIO;		/* thrown away by a reset */
+	else if (sq->rptr < wt.seqno)
+		ret = -ENODEV;		/* destroyed under us */
+	else if (sq->rptr - wt.seqno < SIM_DONE_HISTORY)
+		wt.completed_ns = sq->done_ns[wt.seqno % SIM_DONE_HISTORY];
+	else
+		wt.completed_ns = 0;
+	spin_unlock_irq(&sd->lock);
+	if (!ret && copy_to_user(arg, &wt, min_t(size_t, size, sizeof(wt))))
+		ret = -EFAULT;
+put:
+	sim_queue_put(sq);
+	return ret;
+}
+
+static long sim_query(void __user *arg, u32 size)
+{
+	struct amdqp_sim_query qr;
+	struct sim_queue *sq;
+	struct sim_dev *sd;
+	long ret;
+
+	ret = copy_struct_from_user(&qr, sizeof(qr), arg, size);
+	if (ret)
+		return ret;
+	if (qr.pad)
+		return -EINVAL;
+	sd = sim_dev_find_get(qr.gpu_id);
+	if (!sd)
+		return -ENODEV;
+	ret = -ENOENT;
+	spin_lock_irq(&sd->lock);
+	list_for_each_entry(sq, &sd->queues, dev_node) {
+		if (sq->queue_id != qr.queue_id)
+			continue;
+		qr.rptr = sq->rptr;
+		qr.wptr = sq->wptr;
+		qr.busy_ns = sq->busy_ns;
+		if (sq->running)
+			qr.busy_ns += ktime_get_ns() - sq->run_start;
+		qr.preemptions = sq->preemptions;
+		qr.mapped = sq->mapped;
+		ret = 0;
+		break;
+	}
+	spin_unlock_irq(&sd->lock);
+	sim_dev_put(sd);
+	if (!ret && copy_to_user(arg, &qr, min_t(size_t, size, sizeof(qr))))
+		ret = -EFAULT;
+	return ret;
+}
+
+static long sim_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	struct sim_file *f = filp->private_data;
+	void __user *uarg = (void __user *)arg;
+	u32 size = _IOC_SIZE(cmd);
+
+	if (_IOC_TYPE(cmd) != AMDQP_SIM_IOC_MAGIC)
+		return -ENOTTY;
+	switch (_IOC_NR(cmd)) {
+	case _IOC_NR(AMDQP_SIM_IOC_CREATE_QUEUE):
+		return sim_create_queue(f, uarg, size);
+	case _IOC_NR(AMDQP_SIM_IOC_DESTROY_QUEUE):
+		return sim_destroy_queue(f, uarg, size);
+	case _IOC_NR(AMDQP_SIM_IOC_SUBMIT):
+		return sim_submit(f, uarg, size);
+	case _IOC_NR(AMDQP_SIM_IOC_WAIT):
+		return sim_wait(f, uarg, size);
+	case _IOC_NR(AMDQP_SIM_IOC_QUERY):
+		return sim_query(uarg, size);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static const struct file_operations sim_fops = {
+	.owner = THIS_MODULE,
+	.open = sim_open,
+	.release = sim_release,
+	.unlocked_ioctl = sim_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+};
+
+static struct miscdevice sim_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "amdqp_sim",
+	.fops = &sim_fops,
+	.mode = 0666,
+};
+
+int sim_chardev_init(void)
+{
+	return misc_register(&sim_misc);
+}
+
+void sim_chardev_exit(void)
+{
+	misc_deregister(&sim_misc);
+}

@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The virtual GPU: an executor thread per device that runs queued work
+ * items on compute slots in real time, and the scheduler firmware model
+ * (HWS runlist updates, MES add/remove) that amdqp calls.
+ */
+#include <linux/delay.h>
+#include <linux/hrtimer.h>
+#include <linux/kthread.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/amdqp.h>
+
+#include "amdqp_backend.h"
+#include "sim.h"
+
+static u32 sim_width(struct sim_dev *sd, const struct sim_work *w)
+{
+	return w->width && w->width < sd->slots ? w->width : sd->slots;
+}
+
+static void sim_complete_head(struct sim_dev *sd, struct sim_queue *sq)
+{
+	struct sim_work *w = list_first_entry(&sq->work, struct sim_work, node);
+
+	lockdep_assert_held(&sd->lock);
+	sq->busy_ns += sq->run_end - sq->run_start;
+	sd->free_slots += sq->run_width;
+	sq->running = false;
+	sq->remaining_ns = 0;
+	sq->head_since = sq->run_end;
+	if (!--w->count) {
+		list_del(&w->node);
+		kfree(w);
+	}
+	sq->rptr++;
+	sq->done_ns[sq->rptr % SIM_DONE_HISTORY] = sq->run_end;
+	wake_up_all(&sq->done_wait);
+}
+
+/* CWSR save: the item's state goes to memory, its slots are freed. */
+static void sim_preempt(struct sim_dev *sd, struct sim_queue *sq, u64 now)
+{
+	lockdep_assert_held(&sd->lock);
+	sq->busy_ns += now - sq->run_start;
+	sq->remaining_ns = max_t(u64, sq->run_end - now, 1) +
+			   (u64)READ_ONCE(sd->cwsr_restore_us) * NSEC_PER_USEC;
+	sd->free_slots += sq->run_width;
+	sq->running = false;
+	sq->preemptions++;
+	sd->cnt.preemptions++;
+}
+
+/*
+ * Start ready items while slots allow: higher priority first (the HQD
+ * priority bias), then the one that waited longest. A running item is
+ * never interrupted here; only an unmap does that.
+ */
+static void sim_dispatch(struct sim_dev *sd, u64 now)
+{
+	lockdep_assert_held(&sd->lock);
+	for (;;) {
+		struct sim_queue *sq, *best = NULL;
+		struct sim_work *w;
+		u64 dur;
+
+		list_for_each_entry(sq, &sd->queues, dev_node) {
+			if (!sq->mapped || sq->running || list_empty(&sq->work))
+				continue;
+			w = list_first_entry(&sq->work, struct sim_work, node);
+			if (sim_width(sd, w) > sd->free_slots)
+				continue;
+			if (!best || sq->priority > best->priority ||
+			    (sq->priority == best->priority &&
+			     sq->head_since < best->head_since))
+				best = sq;
+		}
+		if (!best)
+			return;
+		w = list_first_entry(&best->work, struct sim_work, node);
+		dur = best->remaining_ns ? best->remaining_ns : w->duration_ns;
+		best->run_width = sim_width(sd, w);
+		sd->free_slots -= best->run_width;
+		best->running = true;
+		best->run_start = now;
+		best->run_end = now + dur;
+	}
+}
+
+/* One executor step; returns when the next item completes (or U64_MAX). */
+static u64 sim_step(struct sim_dev *sd)
+{
+	struct sim_queue *sq;
+	u64 now, next = U64_MAX;
+
+	spin_lock_irq(&sd->lock);
+	sd->kick = false;
+	now = ktime_get_ns();
+	list_for_each_entry(sq, &sd->queues, dev_node)
+		if (sq->running && sq->run_end <= now)
+			sim_complete_head(sd, sq);
+	if (!sd->updating)
+		sim_dispatch(sd, now);
+	list_for_each_entry(sq, &sd->queues, dev_node)
+		if (sq->running)
+			next = min(next, sq->run_end);
+	spin_unlock_irq(&sd->lock);
+	return next;
+}
+
+static int sim_thread(void *data)
+{
+	struct sim_dev *sd = data;
+
+	while (!kthread_should_stop()) {
+		u64 next = sim_step(sd), now = ktime_get_ns();
+
+		if (next == U64_MAX)
+			wait_event_interruptible(sd->kick_wait,
+						 READ_ONCE(sd->kick) ||
+						 kthread_should_stop());
+		else if (next > now)
+			wait_event_interruptible_hrtimeout(sd->kick_wait,
+							   READ_ONCE(sd->kick) ||
+							   kthread_should_stop(),
+							   ns_to_ktime(next - now));
+	}
+	return 0;
+}
+
+void sim_gpu_kick(struct sim_dev *sd)
+{
+	WRITE_ONCE(sd->kick, true);
+	wake_up(&sd->kick_wait);
+}
+
+int sim_gpu_start(struct sim_dev *sd)
+{
+	sd->thread = kthread_run(sim_thread, sd, "amdqp_sim/%u", sd->gpu_id);
+	if (IS_ERR(sd->thread))
+		return PTR_ERR(sd->thread);
+	/* Timing is what the sim is about: keep the executor punctual. */
+	sched_set_fifo_low(sd->thread);
+	return 0;
+}
+
+void sim_gpu_stop(struct sim_dev *sd)
+{
+	kthread_stop(sd->thread);
+}
+
+/* Throw away queued and running work (reset, destruction). */
+void sim_queue_discard_locked(struct sim_queue *sq)
+{
+	struct sim_dev *sd = sq->sd;
+	struct sim_work *w, *tmp;
+
+	lockdep_assert_held(&sd->lock);
+	if (sq->running) {
+		sd->free_slots += sq->run_width;
+		sq->running = false;
+	}
+	sq->remaining_ns = 0;
+	list_for_each_entry_safe(w, tmp, &sq->work, node) {
+		list_del(&w->node);
+		kfree(w);
+	}
+	if (sq->rptr != sq->wptr) {
+		sq->lost_from = sq->rptr;
+		sq->lost_upto = sq->wptr;
+		sq->rptr = sq->wptr;
+	}
+	wake_up_all(&sq->done_wait);
+}
+
+void sim_dev_reset(struct sim_dev *sd)
+{
+	struct sim_queue *sq;
+
+	spin_lock_irq(&sd->lock);
+	sd->reset_gen++;
+	sd->cnt.resets++;
+	list_for_each_entry(sq, &sd->queues, dev_node) {
+		sim_queue_discard_locked(sq);
+		sq->mapped = true;	/* the firmware starts over */
+	}
+	sd->free_slots = sd->slots;
+	sd->updating = false;
+	spin_unlock_irq(&sd->lock);
+	sim_gpu_kick(sd);
+	amdqp_report_reset(sd->adev);
+}
+
+static void sim_sleep_us(u64 us)
+{
+	if (us)
+		fsleep(us);
+}
+
+/* Consume one injected -EBUSY, if any. */
+static bool sim_busy(struct sim_dev *sd)
+{
+	return atomic_dec_if_positive(&sd->fail_busy) >= 0;
+}
+
+/*
+ * Simulated preemption timeout: the firmware sits on the unmap for the
+ * timeout (or the caller's grace period, if shorter), then gives up with
+ * everything still mapped.
+ */
+static bool sim_preempt_fails(struct sim_dev *sd, u64 cost_us, u32 grace_us)
+{
+	u64 timeout_us = (u64)READ_ONCE(sd->preempt_timeout_ms) * USEC_PER_MSEC;
+	bool injected = atomic_dec_if_positive(&sd->fail_preempt) >= 0;
+
+	if (grace_us && grace_us < timeout_us)
+		timeout_us = grace_us;
+	if (!injected && !(grace_us && cost_us > grace_us))
+		return false;
+	sim_sleep_us(timeout_us);
+	spin_lock_irq(&sd->lock);
+	sd->cnt.preempt_failures++;
+	spin_unlock_irq(&sd->lock);
+	return true;
+}
+
+/*
+ * HWS: one runlist update. The firmware unmaps every queue of the device
+ * (saving the waves of each one that was running), then maps the new
+ * runlist, so one call changes any number of queues at one cost.
+ */
+static int sim_hws_update(struct sim_dev *sd, struct amdqp_queue **qs,
+			  unsigned int n, int *res, bool unmap, u32 grace_us)
+{
+	u64 saved = 0, cost_us, gen, now;
+	struct sim_queue *sq;
+	unsigned int i, todo = 0;
+
+	for (i = 0; i < n; i++)
+		todo += !res[i];
+	if (!todo)
+		return 0;
+
+	spin_lock_irq(&sd->lock);
+	gen = sd->reset_gen;
+	now = ktime_get_ns();
+	sd->updating = true;
+	list_for_each_entry(sq, &sd->queues, dev_node) {
+		if (sq->running) {
+			sim_preempt(sd, sq, now);
+			saved++;
+		}
+	}
+	sd->cnt.sched_updates++;
+	sd->cnt.unmap_packets++;
+	spin_unlock_irq(&sd->lock);
+
+	cost_us = READ_ONCE(sd->unmap_latency_us) +
+		  saved * READ_ONCE(sd->cwsr_save_us);
+	if (unmap && sim_preempt_fails(sd, cost_us, grace_us)) {
+		for (i = 0; i < n; i++)
+			if (!res[i])
+				res[i] = -ETIME;
+		amdqp_report_preempt_failure(sd->adev, -ETIME);
+		goto remap;
+	}
+	sim_sleep_us(cost_us);
+
+	spin_lock_irq(&sd->lock);
+	for (i = 0; i < n; i++) {
+		sq = amdqp_queue_priv(qs[i]);
+		if (res[i])
+			continue;
+		if (sd->reset_gen != gen)
+			res[i] = -ENODEV;
+		else if (sq->destroyed)
+			res[i] = -ENOENT;
+		else
+			sq->mapped = !unmap;
+	}
+	spin_unlock_irq(&sd->lock);
+
+remap:
+	sim_sleep_us(READ_ONCE(sd->map_latency_us));
+	spin_lock_irq(&sd->lock);
+	sd->cnt.map_packets++;
+	sd->updating = false;
+	spin_unlock_irq(&sd->lock);
+	sim_gpu_kick(sd);
+	return 0;
+}
+
+/* MES: each queue is removed or added on its own; others keep running. */
+static int sim_mes_update(struct sim_dev *sd, struct amdqp_queue **qs,
+			  unsigned int n, int *res, bool unmap, u32 grace_us)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct sim_queue *sq = amdqp_queue_priv(qs[i]);
+		u64 gen, cost_us = 0;
+
+		if (res[i])
+			continue;
+		spin_lock_irq(&sd->lock);
+		gen = sd->reset_gen;
+		sd->cnt.sched_updates++;
+		if (unmap)
+			sd->cnt.unmap_packets++;
+		else
+			sd->cnt.map_packets++;
+		if (sq->destroyed) {
+			res[i] = -ENOENT;
+		} else if (unmap) {
+			sq->mapped = false;
+			if (sq->running) {
+				sim_preempt(sd, sq, ktime_get_ns());
+				cost_us = READ_ONCE(sd->cwsr_save_us);
+			}
+		}
+		spin_unlock_irq(&sd->lock);
+		if (res[i])
+			continue;
+
+		if (unmap) {
+			cost_us += READ_ONCE(sd->unmap_latency_us);
+			if (sim_preempt_fails(sd, cost_us, grace_us)) {
+				res[i] = -ETIME;
+				amdqp_report_preempt_failure(sd->adev, -ETIME);
+			} else {
+				sim_sleep_us(cost_us);
+			}
+		} else {
+			sim_sleep_us(READ_ONCE(sd->map_latency_us));
+		}
+
+		spin_lock_irq(&sd->lock);
+		if (sd->reset_gen != gen) {
+			res[i] = -ENODEV;
+		} else if (sq->destroyed) {
+			res[i] = -ENOENT;
+		} else if (res[i] || !unmap) {
+			/* Failed removal leaves it mapped; add maps it. */
+			sq->mapped = true;
+		}
+		spin_unlock_irq(&sd->lock);
+		sim_gpu_kick(sd);
+	}
+	return 0;
+}
+
+static int sim_update(struct amdqp_device *adev, struct amdqp_queue **qs,
+		      unsigned int n, int *res, bool unmap, u32 grace_us)
+{
+	struct sim_dev *sd = amdqp_device_priv(adev);
+	unsigned int i;
+	int ret;
+
+	mutex_lock(&sd->fw_lock);
+	for (i = 0; i < n; i++)
+		res[i] = sim_busy(sd) ? -EBUSY : 0;
+	if (sd->mode == AMDQP_SCHED_MES)
+		ret = sim_mes_update(sd, qs, n, res, unmap, grace_us);
+	else
+		ret = sim_hws_update(sd, qs, n, res, unmap, grace_us);
+	mutex_unlock(&sd->fw_lock);
+	return ret;
+}
+
+static int sim_suspend(struct amdqp_device *adev, struct amdqp_queue **qs,
+		       unsigned int n, int *res, u32 grace_us)
+{
+	return sim_update(adev, qs, n, res, true, grace_us);
+}
+
+static int sim_resume(struct amdqp_device *adev, struct amdqp_queue **qs,
+		      unsigned int n, int *res)
+{
+	return sim_update(adev, qs, n, res, false, 0);
+}
+
+static int sim_set_priority(struct amdqp_queue *aq, u32 priority)
+{
+	struct sim_queue *sq = amdqp_queue_priv(aq);
+	struct sim_dev *sd = sq->sd;
+
+	spin_lock_irq(&sd->lock);
+	sq->priority = priority;
+	spin_unlock_irq(&sd->lock);
+	sim_gpu_kick(sd);
+	return 0;
+}
+
+static void sim_get_counters(struct amdqp_device *adev,
+			     struct amdqp_dev_counters *c)
+{
+	struct sim_dev *sd = amdqp_device_priv(adev);
+	unsigned long flags;
+
+	spin_lock_irqsave(&sd->lock, flags);
+	c->sched_updates = sd->cnt.sched_updates;
+	c->unmap_packets = sd->cnt.unmap_packets;
+	c->map_packets = sd->cnt.map_packets;
+	c->preemptions = sd->cnt.preemptions;
+	c->preempt_failures = sd->cnt.preempt_failures;
+	c->resets = sd->cnt.resets;
+	spin_unlock_irqrestore(&sd->lock, flags);
+}
+
+static void sim_get_queue_stats(struct amdqp_queue *aq,
+				struct amdqp_queue_stats *s)
+{
+	struct sim_queue *sq = amdqp_queue_priv(aq);
+	struct sim_dev *sd = sq->sd;
+	unsigned long flags;
+
+	spin_lock_irqsave(&sd->lock, flags);
+	s->busy_ns = sq->busy_ns;
+	if (sq->running)
+		s->busy_ns += ktime_get_ns() - sq->run_start;
+	s->submitted = sq->wptr;
+	s->completed = sq->rptr;
+	spin_unlock_irqrestore(&sd->lock, flags);
+}
+
+static void sim_queue_release(struct amdqp_queue *aq)
+{
+	sim_queue_put(amdqp_queue_priv(aq));
+}
+
+const struct amdqp_backend_ops sim_backend_ops = {
+	.suspend = sim_suspend,
+	.resume = sim_resume,
+	.set_priority = sim_set_priority,
+	.get_counters = sim_get_counters,
+	.get_queue_stats = sim_get_queue_stats,
+	.queue_release = sim_queue_release,
+};

@@ -1,0 +1,33 @@
+// Every input format is parsed line by line through this interface, so the driver
+// can stream files of any size and the fuzzers can feed memory buffers.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "records.h"
+
+namespace amdqp {
+
+enum class Format { Unknown, Ftrace, Hqds, Mqds, HipLog, Rocprof, Workload };
+
+const char *format_name(Format f);
+Format format_from_name(std::string_view name);
+
+class LineParser {
+public:
+    virtual ~LineParser() = default;
+    // line has no trailing newline; lineno counts from 1. Throws ParseError.
+    virtual void line(std::string_view line, uint64_t lineno) = 0;
+    // End of input: flush state, report truncated structures. Throws ParseError.
+    virtual void finish(uint64_t last_lineno) = 0;
+};
+
+std::unique_ptr<LineParser> make_parser(Format f, Sink &sink);
+
+// Guess a format from the first bytes of a file (up to 64 KiB).
+// Returns Unknown and sets why when no format matches.
+Format detect_format(std::string_view head, std::string &why);
+
+} // namespace amdqp

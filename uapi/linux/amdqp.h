@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * amdqp: priority preemption of AMD GPU hardware queues.
+ *
+ * Rules every structure here follows (Documentation/process/botching-up-ioctls.rst):
+ *  - only __u32/__u64/__s32, naturally aligned, explicit padding, sizes a
+ *    multiple of 8 so 32-bit and 64-bit userspace see the same layout;
+ *  - user pointers travel as __u64;
+ *  - pad and flag bits the kernel does not know must be zero, or -EINVAL;
+ *  - structures may grow at the end: the size is encoded in the ioctl number,
+ *    the kernel zero-extends shorter (older) structures and rejects longer
+ *    ones whose unknown tail is not zero (-E2BIG). Arrays carry their element
+ *    size for the same reason.
+ *
+ * Magic 0xB9, numbers 0x00-0x3f; 0x40-0x4f belong to amdqp_sim.h.
+ */
+#ifndef _UAPI_LINUX_AMDQP_H
+#define _UAPI_LINUX_AMDQP_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define AMDQP_VERSION_MAJOR	1
+#define AMDQP_VERSION_MINOR	0
+
+/* KFD queue priorities: 0 lowest, 15 highest. */
+#define AMDQP_PRIORITY_MIN	0
+#define AMDQP_PRIORITY_MAX	15
+
+/* Largest number of entries one batch ioctl accepts. */
+#define AMDQP_MAX_BATCH		1024
+
+/* Backends (amdqp_version.backends, amdqp_device_info.backend). */
+#define AMDQP_BACKEND_SIM	(1U << 0)
+#define AMDQP_BACKEND_KFD	(1U << 1)
+
+/* Scheduler firmware of a device. */
+#define AMDQP_SCHED_HWS		1	/* CP runlist: one update maps/unmaps all */
+#define AMDQP_SCHED_MES		2	/* MES: add/remove per queue */
+
+/**
+ * struct amdqp_version - AMDQP_IOC_GET_VERSION
+ * @major: ABI major; a change here means incompatible
+ * @minor: ABI minor; grows with new ioctls/fields
+ * @backends: AMDQP_BACKEND_* bits bound now
+ * @num_devices: devices registered now
+ * @max_batch: AMDQP_MAX_BATCH of this kernel
+ * @priority_max: highest priority value accepted
+ * @pad: zero
+ * @features: reserved for feature bits, zero today
+ */
+struct amdqp_version {
+	__u32 major;
+	__u32 minor;
+	__u32 backends;
+	__u32 num_devices;
+	__u32 max_batch;
+	__u32 priority_max;
+	__u32 pad;
+	__u32 reserved;
+	__u64 features;
+};
+
+/**
+ * struct amdqp_device_info - one entry of AMDQP_IOC_LIST_DEVICES
+ * @gpu_id: KFD gpu_id (sim devices: the id given at creation)
+ * @backend: AMDQP_BACKEND_*
+ * @sched_mode: AMDQP_SCHED_*
+ * @num_xcc: XCC instances in this partition
+ * @num_queues: user queues registered on it
+ * @num_suspended: of those, suspended by amdqp
+ * @pad: zero
+ * @sched_updates: scheduler firmware operations issued by amdqp (HWS:
+ *	runlist updates; MES: add/remove queue requests)
+ * @unmap_packets: unmap/remove requests sent to the firmware
+ * @map_packets: map/add requests sent to the firmware
+ * @preemptions: queues taken off the hardware while they had work in flight
+ * @preempt_failures: preemption timeouts seen
+ * @resets: device resets seen
+ */
+struct amdqp_device_info {
+	__u32 gpu_id;
+	__u32 backend;
+	__u32 sched_mode;
+	__u32 num_xcc;
+	__u32 num_queues;
+	__u32 num_suspended;
+	__u64 sched_updates;
+	__u64 unmap_packets;
+	__u64 map_packets;
+	__u64 preemptions;
+	__u64 preempt_failures;
+	__u64 resets;
+};
+
+/**
+ * struct amdqp_list_devices - AMDQP_IOC_LIST_DEVICES
+ * @devices: user pointer to an array of @count entries of @info_size bytes
+ * @count: in: capacity of @devices; out: devices that exist
+ * @info_size: in: sizeof(struct amdqp_device_info) the caller knows (>= 8);
+ *	out: the kernel's size
+ * @filled: out: entries written (min of capacity and devices)
+ * @pad: zero
+ */
+struct amdqp_list_devices {
+	__u64 devices;
+	__u32 count;
+	__u32 info_size;
+	__u32 filled;
+	__u32 pad;
+};
+
+/* amdqp_queue_info.state bits */
+#define AMDQP_QSTATE_SUSPENDED	(1U << 0)	/* off the hardware by amdqp */
+#define AMDQP_QSTATE_HELD	(1U << 1)	/* this fd holds a suspension */
+#define AMDQP_QSTATE_COOLDOWN	(1U << 2)	/* watchdog resumed it; immune */
+
+/**
+ * struct amdqp_queue_info - one entry of AMDQP_IOC_LIST_QUEUES
+ * @pid: owning process (tgid) in the caller's pid namespace
+ * @uid: owner's effective uid in the caller's user namespace
+ * @gpu_id: device of the queue
+ * @queue_id: KFD queue id, unique per process and device
+ * @ring_va: ring buffer GPU VA (the HSA queue's base address)
+ * @ring_size: ring size in bytes
+ * @priority: current priority, AMDQP_PRIORITY_MIN..MAX
+ * @state: AMDQP_QSTATE_* bits
+ * @holders: number of fds holding it suspended
+ * @backend: AMDQP_BACKEND_*
+ * @suspend_count: times taken off the hardware by amdqp
+ * @suspended_ns: total time spent suspended, the current stretch included
+ * @busy_ns: time it had work executing, if the backend knows (else 0)
+ * @submitted: work items submitted, if the backend knows
+ * @completed: work items completed, if the backend knows
+ * @created_ns: CLOCK_MONOTONIC time of registration
+ */
+struct amdqp_queue_info {
+	__u32 pid;
+	__u32 uid;
+	__u32 gpu_id;
+	__u32 queue_id;
+	__u64 ring_va;
+	__u64 ring_size;
+	__u32 priority;
+	__u32 state;
+	__u32 holders;
+	__u32 backend;
+	__u64 suspend_count;
+	__u64 suspended_ns;
+	__u64 busy_ns;
+	__u64 submitted;
+	__u64 completed;
+	__u64 created_ns;
+};
+
+/**
+ * struct amdqp_list_queues - AMDQP_IOC_LIST_QUEUES
+ * @queues: user pointer to an array of @count entries of @info_size bytes
+ * @count: in: capacity; out: matching queues visible to the caller
+ * @info_size: in: sizeof(struct amdqp_queue_info) the caller knows (>= 8);
+ *	out: the kernel's size
+ * @gpu_id: only this device, 0 for all
+ * @pid: only this process (caller's namespace), 0 for all
+ * @filled: out: entries written
+ * @flags: zero
+ *
+ * Queues whose owner is not visible in the caller's pid namespace are left
+ * out. The list is a snapshot.
+ */
+struct amdqp_list_queues {
+	__u64 queues;
+	__u32 count;
+	__u32 info_size;
+	__u32 gpu_id;
+	__u32 pid;
+	__u32 filled;
+	__u32 flags;
+};
+
+/* amdqp_queue_ref.flags */
+#define AMDQP_REF_BY_RING	(1U << 0)	/* match @pid + @ring_va */
+
+/**
+ * struct amdqp_queue_ref - names one queue, carries its result back
+ * @pid: owner in the caller's pid namespace
+ * @gpu_id: device (ignored with AMDQP_REF_BY_RING)
+ * @queue_id: queue (ignored with AMDQP_REF_BY_RING)
+ * @flags: AMDQP_REF_*
+ * @ring_va: ring base VA (only with AMDQP_REF_BY_RING)
+ * @result: out: 0 or a negative errno for this entry
+ * @state: out: AMDQP_QSTATE_* after the call (0 if not found)
+ */
+struct amdqp_queue_ref {
+	__u32 pid;
+	__u32 gpu_id;
+	__u32 queue_id;
+	__u32 flags;
+	__u64 ring_va;
+	__s32 result;
+	__u32 state;
+};
+
+/**
+ * struct amdqp_set_priority - AMDQP_IOC_SET_PRIORITY
+ * @ref: the queue; @ref.result and @ref.state are written back
+ * @priority: new priority
+ * @flags: zero
+ *
+ * Raising a priority, or changing a queue of another user, needs
+ * CAP_SYS_NICE (like setpriority(2)). The ioctl returns @ref.result.
+ */
+struct amdqp_set_priority {
+	struct amdqp_queue_ref ref;
+	__u32 priority;
+	__u32 flags;
+};
+
+/**
+ * struct amdqp_batch - AMDQP_IOC_SUSPEND and AMDQP_IOC_RESUME
+ * @refs: user pointer to @count entries of @ref_size bytes
+ * @count: 1..AMDQP_MAX_BATCH
+ * @ref_size: sizeof(struct amdqp_queue_ref) the caller knows
+ * @flags: zero
+ * @grace_us: suspend: time the firmware may take to preempt before it counts
+ *	as a failure, 0 for the backend default; resume: zero
+ * @done: out: entries whose result is 0
+ * @pad: zero
+ * @latency_ns: out: wall time spent in scheduler updates
+ *
+ * Suspensions belong to the fd: closing it resumes them. A queue is off the
+ * hardware while any fd holds it. All entries of one device are handled by
+ * one scheduler update under HWS. The ioctl fails only for malformed
+ * requests; per-queue failures are in each entry's @result:
+ *  -ENOENT  no such queue (or it vanished during the call)
+ *  -EPERM   not allowed to suspend it
+ *  -EALREADY suspend: this fd already holds it; resume: this fd does not
+ *  -EAGAIN  in watchdog cooldown
+ *  -ETIME   the firmware did not preempt in time (queue left running)
+ *  -EBUSY   the backend could not act on the queue now
+ *  -ENODEV  the device went away or was reset
+ */
+struct amdqp_batch {
+	__u64 refs;
+	__u32 count;
+	__u32 ref_size;
+	__u32 flags;
+	__u32 grace_us;
+	__u32 done;
+	__u32 pad;
+	__u64 latency_ns;
+};
+
+/**
+ * struct amdqp_gpu_set - AMDQP_IOC_SUSPEND_BELOW and AMDQP_IOC_RESUME_ALL
+ * @gpu_ids: user pointer to @num_gpus __u32 gpu ids; 0 = every device
+ * @num_gpus: 0..AMDQP_MAX_BATCH
+ * @priority: SUSPEND_BELOW: queues with priority < this are suspended;
+ *	RESUME_ALL: zero
+ * @flags: zero
+ * @grace_us: as in struct amdqp_batch (SUSPEND_BELOW only)
+ * @affected: out: queues this call suspended / resumed
+ * @skipped: out: SUSPEND_BELOW: eligible queues left running (no
+ *	permission, cooldown, firmware error); RESUME_ALL: failures
+ * @pad: zero
+ * @latency_ns: out: wall time spent in scheduler updates
+ *
+ * The policy's hot path: one call, one scheduler update per device.
+ * Queues owned by the caller's own process are never suspended by
+ * SUSPEND_BELOW. RESUME_ALL drops every suspension this fd holds on the
+ * devices.
+ */
+struct amdqp_gpu_set {
+	__u64 gpu_ids;
+	__u32 num_gpus;
+	__u32 priority;
+	__u32 flags;
+	__u32 grace_us;
+	__u32 affected;
+	__u32 skipped;
+	__u32 pad;
+	__u32 reserved;
+	__u64 latency_ns;
+};
+
+/* Event types; bit (1 << type) in amdqp_event_mask.mask selects one. */
+#define AMDQP_EVENT_OVERFLOW		0	/* @data: events lost */
+#define AMDQP_EVENT_QUEUE_CREATED	1	/* @data: priority */
+#define AMDQP_EVENT_QUEUE_DESTROYED	2
+#define AMDQP_EVENT_PROCESS_EXIT	3
+#define AMDQP_EVENT_GPU_RESET		4
+#define AMDQP_EVENT_PREEMPT_FAILED	5	/* @error: -ETIME */
+#define AMDQP_EVENT_WATCHDOG		6	/* @data: ns it was suspended */
+#define AMDQP_EVENT_DEVICE_ADDED	7
+#define AMDQP_EVENT_DEVICE_REMOVED	8
+#define AMDQP_EVENT_PRIORITY		9	/* @data: new priority */
+#define AMDQP_EVENT_MAX			9
+
+#define AMDQP_EVENT_MASK_ALL	((2ULL << AMDQP_EVENT_MAX) - 1)
+
+/**
+ * struct amdqp_event - a record read(2) returns
+ * @type: AMDQP_EVENT_*
+ * @size: sizeof(struct amdqp_event): skip records by this size
+ * @timestamp_ns: CLOCK_MONOTONIC
+ * @pid: process concerned in the reader's pid namespace, 0 if none/hidden
+ * @gpu_id: device concerned, 0 if none
+ * @queue_id: queue concerned, 0 if none
+ * @error: negative errno for failures, else 0
+ * @data: type specific, see above
+ *
+ * read() returns whole records only (-EINVAL if the buffer cannot hold one),
+ * blocks unless O_NONBLOCK (-EAGAIN), and poll() reports EPOLLIN. When the
+ * per-fd buffer fills, the oldest records are kept and an
+ * AMDQP_EVENT_OVERFLOW record tells how many were dropped.
+ */
+struct amdqp_event {
+	__u32 type;
+	__u32 size;
+	__u64 timestamp_ns;
+	__u32 pid;
+	__u32 gpu_id;
+	__u32 queue_id;
+	__s32 error;
+	__u64 data;
+};
+
+/**
+ * struct amdqp_event_mask - AMDQP_IOC_SET_EVENT_MASK
+ * @mask: bits (1 << AMDQP_EVENT_*) to receive; 0 turns events off and
+ *	drops queued records. OVERFLOW is always on when any bit is set.
+ */
+struct amdqp_event_mask {
+	__u64 mask;
+};
+
+#define AMDQP_IOC_MAGIC	0xB9
+
+#define AMDQP_IOC_GET_VERSION	  _IOR(AMDQP_IOC_MAGIC, 0x00, struct amdqp_version)
+#define AMDQP_IOC_LIST_DEVICES	  _IOWR(AMDQP_IOC_MAGIC, 0x01, struct amdqp_list_devices)
+#define AMDQP_IOC_LIST_QUEUES	  _IOWR(AMDQP_IOC_MAGIC, 0x02, struct amdqp_list_queues)
+#define AMDQP_IOC_SET_PRIORITY	  _IOWR(AMDQP_IOC_MAGIC, 0x03, struct amdqp_set_priority)
+#define AMDQP_IOC_SUSPEND	  _IOWR(AMDQP_IOC_MAGIC, 0x04, struct amdqp_batch)
+#define AMDQP_IOC_RESUME	  _IOWR(AMDQP_IOC_MAGIC, 0x05, struct amdqp_batch)
+#define AMDQP_IOC_SUSPEND_BELOW	  _IOWR(AMDQP_IOC_MAGIC, 0x06, struct amdqp_gpu_set)
+#define AMDQP_IOC_RESUME_ALL	  _IOWR(AMDQP_IOC_MAGIC, 0x07, struct amdqp_gpu_set)
+#define AMDQP_IOC_SET_EVENT_MASK  _IOW(AMDQP_IOC_MAGIC, 0x08, struct amdqp_event_mask)
+
+#endif /* _UAPI_LINUX_AMDQP_H */
