@@ -11,8 +11,9 @@
 #include "amdqp_priv.h"
 #include "amdqp_trace.h"
 
-DEFINE_MUTEX(amdqp_lock);
-LIST_HEAD(amdqp_devices);
+/* Lock order and what each lock protects: see amdqp_priv.h. */
+DEFINE_MUTEX(amdqp_lock);		/* registry, holds */
+LIST_HEAD(amdqp_devices);		/* amdqp_lock */
 
 /* Backends that announced themselves; atomic bit ops, no lock. */
 static unsigned long amdqp_backends;

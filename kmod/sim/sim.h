@@ -79,13 +79,13 @@ struct sim_counters {
 struct sim_dev {
 	struct kref ref;		/* the device list's and each queue's */
 	struct list_head node;		/* sim_devs; sim_devs_lock */
-	struct mutex qlock;
+	struct mutex qlock;		/* see the top of this file */
 	bool removed;			/* qlock */
 	struct amdqp_device *adev;
 	struct dentry *dir;
 	struct task_struct *thread;
-	struct mutex fw_lock;
-	spinlock_t lock;
+	struct mutex fw_lock;		/* see the top of this file */
+	spinlock_t lock;		/* see the top of this file */
 	wait_queue_head_t kick_wait;
 	struct list_head queues;	/* sim_queue.dev_node */
 	u32 gpu_id;

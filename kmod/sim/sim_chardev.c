@@ -21,10 +21,10 @@
 
 #define SIM_MAX_DURATION_NS	(10ULL * NSEC_PER_SEC)
 #define SIM_MAX_SUBMIT		4096
-#define SIM_MAX_PENDING		(1U << 20)
+#define SIM_MAX_PENDING		SZ_1M
 
 struct sim_file {
-	struct mutex lock;
+	struct mutex lock;		/* queues */
 	struct list_head queues;	/* sim_queue.file_node; lock */
 };
 

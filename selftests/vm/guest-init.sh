@@ -48,10 +48,11 @@ for n in /sys/class/virtio-ports/*/name; do
 		ctl=/dev/${d##*/}
 	fi
 done
-if [ -z "$ctl" ] || ! exec 3>"$ctl"; then
+if [ ! -c "$ctl" ]; then
 	say "FATAL: control port amdqp.ctl not found, results cannot reach the host"
 	poweroff -f
 fi
+exec 3>"$ctl"
 
 ctl() {
 	echo "AMDQP-CTL $*" >&3

@@ -17,6 +17,7 @@
 #ifndef _UAPI_LINUX_AMDQP_H
 #define _UAPI_LINUX_AMDQP_H
 
+#include <linux/const.h>
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
@@ -31,8 +32,8 @@
 #define AMDQP_MAX_BATCH		1024
 
 /* Backends (amdqp_version.backends, amdqp_device_info.backend). */
-#define AMDQP_BACKEND_SIM	(1U << 0)
-#define AMDQP_BACKEND_KFD	(1U << 1)
+#define AMDQP_BACKEND_SIM	_BITUL(0)
+#define AMDQP_BACKEND_KFD	_BITUL(1)
 
 /* Scheduler firmware of a device. */
 #define AMDQP_SCHED_HWS		1	/* CP runlist: one update maps/unmaps all */
@@ -111,9 +112,9 @@ struct amdqp_list_devices {
 };
 
 /* amdqp_queue_info.state bits */
-#define AMDQP_QSTATE_SUSPENDED	(1U << 0)	/* off the hardware by amdqp */
-#define AMDQP_QSTATE_HELD	(1U << 1)	/* this fd holds a suspension */
-#define AMDQP_QSTATE_COOLDOWN	(1U << 2)	/* watchdog resumed it; immune */
+#define AMDQP_QSTATE_SUSPENDED	_BITUL(0)	/* off the hardware by amdqp */
+#define AMDQP_QSTATE_HELD	_BITUL(1)	/* this fd holds a suspension */
+#define AMDQP_QSTATE_COOLDOWN	_BITUL(2)	/* watchdog resumed it; immune */
 
 /**
  * struct amdqp_queue_info - one entry of AMDQP_IOC_LIST_QUEUES
@@ -178,7 +179,7 @@ struct amdqp_list_queues {
 };
 
 /* amdqp_queue_ref.flags */
-#define AMDQP_REF_BY_RING	(1U << 0)	/* match @pid + @ring_va */
+#define AMDQP_REF_BY_RING	_BITUL(0)	/* match @pid + @ring_va */
 
 /**
  * struct amdqp_queue_ref - names one queue, carries its result back

@@ -33,6 +33,12 @@ public:
         feed('\n');
     }
 
+    void line_part(std::string_view chunk, uint64_t lineno) override {
+        lineno_ = lineno;
+        for (char c : chunk)
+            feed(c);
+    }
+
     void finish(uint64_t lineno) override {
         lineno_ = lineno;
         if (st_ == St::Num)

@@ -20,6 +20,8 @@ public:
     virtual ~LineParser() = default;
     // line has no trailing newline; lineno counts from 1. Throws ParseError.
     virtual void line(std::string_view line, uint64_t lineno) = 0;
+    // A piece of a line longer than kMaxLine; only stream formats (JSON) accept it.
+    virtual void line_part(std::string_view chunk, uint64_t lineno);
     // End of input: flush state, report truncated structures. Throws ParseError.
     virtual void finish(uint64_t last_lineno) = 0;
 };

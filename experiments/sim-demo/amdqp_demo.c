@@ -1,0 +1,930 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * amdqp_demo: what taking low-priority queues off the GPU buys a
+ * latency-sensitive queue, shown on an amdqp_sim device.
+ *
+ * A high-priority queue (this process) submits a short request (a few
+ * small work items, like a small model's kernels) at a fixed rate; a
+ * low-priority queue (a child process) keeps long, GPU-wide work items
+ * queued all the time. The GPU only biases dispatch by priority, so a
+ * request that arrives while a low-priority item runs waits for it. The
+ * demo measures, phase by phase:
+ *
+ *   hi-alone  the request stream alone: the isolated latency
+ *   lo-alone  the low-priority stream alone: its full throughput
+ *   none      both, no amdqp
+ *   before    both; SUSPEND_BELOW before the request's doorbell,
+ *             RESUME_ALL after its completion plus a hysteresis
+ *   after     both; doorbell first, then SUSPEND_BELOW (same resume)
+ *
+ * and prints high-priority P50/P99/max latency, low-priority throughput
+ * and loss, and the scheduler updates amdqp caused, side by side.
+ *
+ * The low-priority queue must belong to another process: SUSPEND_BELOW
+ * never suspends the caller's own queues.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/amdqp.h>
+#include <linux/amdqp_sim.h>
+
+#define NSEC_PER_USEC	UINT64_C(1000)
+#define NSEC_PER_MSEC	UINT64_C(1000000)
+#define NSEC_PER_SEC	UINT64_C(1000000000)
+
+/* Exit codes: 0 amdqp helped clearly, 1 it did not, 2 the demo broke. */
+#define EXIT_NO_GAIN	1
+#define EXIT_BROKEN	2
+
+enum phase {
+	PH_HI_ALONE,
+	PH_LO_ALONE,
+	PH_NONE,
+	PH_BEFORE,
+	PH_AFTER,
+	PH_COUNT
+};
+
+static const struct {
+	const char *name;	/* for --phases */
+	const char *label;	/* for the table */
+} phase_desc[PH_COUNT] = {
+	[PH_HI_ALONE] = { "hi-alone", "high-prio alone" },
+	[PH_LO_ALONE] = { "lo-alone", "low-prio alone" },
+	[PH_NONE] = { "none", "both, no amdqp" },
+	[PH_BEFORE] = { "before", "amdqp, suspend before doorbell" },
+	[PH_AFTER] = { "after", "amdqp, suspend after doorbell" },
+};
+
+struct config {
+	uint32_t gpu_id;
+	const char *amdqp_path;
+	const char *sim_path;
+	const char *json_path;
+	double rate;		/* high-priority requests per second */
+	uint32_t hi_items;	/* work items per request */
+	uint64_t hi_ns;		/* duration of each */
+	uint32_t hi_width;	/* slots each occupies */
+	uint32_t hi_prio;
+	uint64_t lo_ns;
+	uint32_t lo_width;
+	uint32_t lo_prio;
+	uint32_t lo_depth;	/* items kept queued */
+	double phase_s;		/* contention phases */
+	double alone_s;		/* the two baselines */
+	uint64_t hyst_ns;	/* idle time before RESUME_ALL */
+	double pass_ratio;	/* P99(amdqp) must be below this * P99(none) */
+	unsigned int phases;	/* bit per enum phase */
+};
+
+struct result {
+	bool ran;
+	unsigned int requests;
+	unsigned int late;	/* requests issued after their due time */
+	double p50_ms, p99_ms, max_ms;
+	double lo_items_s;	/* < 0: no low-priority queue in this phase */
+	uint64_t sched_updates;
+	uint64_t preemptions;
+	unsigned int suspends;	/* SUSPEND_BELOW calls */
+	unsigned int resumes;	/* RESUME_ALL calls */
+	uint64_t affected;	/* queues suspended, summed over calls */
+	uint64_t skipped;
+	uint64_t suspend_ns;	/* kernel-reported scheduler time, summed */
+};
+
+struct demo {
+	struct config cfg;
+	int amdqp_fd;
+	int sim_fd;
+	uint32_t hi_qid;
+	uint32_t lo_qid;
+	pid_t lo_pid;
+	uint64_t *lat_ns;	/* per request of the running phase */
+	unsigned int lat_cap;
+	struct result res[PH_COUNT];
+};
+
+static void die(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "amdqp_demo: error: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	exit(EXIT_BROKEN);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+static void sleep_until(uint64_t t)
+{
+	struct timespec ts = {
+		.tv_sec = t / NSEC_PER_SEC,
+		.tv_nsec = t % NSEC_PER_SEC,
+	};
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+	       EINTR)
+		;
+}
+
+/* ioctl that retries on EINTR; returns 0 or -errno. */
+static int xioctl(int fd, unsigned long cmd, void *arg)
+{
+	int ret;
+
+	do {
+		ret = ioctl(fd, cmd, arg);
+	} while (ret < 0 && errno == EINTR);
+	return ret < 0 ? -errno : 0;
+}
+
+/* ---- /dev/amdqp_sim ---------------------------------------------------- */
+
+static uint32_t sim_create(int fd, uint32_t gpu_id, uint32_t prio)
+{
+	struct amdqp_sim_create_queue c = {
+		.gpu_id = gpu_id,
+		.priority = prio,
+	};
+	int ret = xioctl(fd, AMDQP_SIM_IOC_CREATE_QUEUE, &c);
+
+	if (ret)
+		die("AMDQP_SIM_IOC_CREATE_QUEUE on gpu %u: %s", gpu_id,
+		    strerror(-ret));
+	return c.queue_id;
+}
+
+static uint64_t sim_submit(int fd, uint32_t gpu_id, uint32_t qid,
+			   uint64_t ns, uint32_t count, uint32_t width)
+{
+	struct amdqp_sim_submit s = {
+		.gpu_id = gpu_id,
+		.queue_id = qid,
+		.duration_ns = ns,
+		.count = count,
+		.width = width,
+	};
+	int ret = xioctl(fd, AMDQP_SIM_IOC_SUBMIT, &s);
+
+	if (ret)
+		die("AMDQP_SIM_IOC_SUBMIT: %s", strerror(-ret));
+	return s.seqno;
+}
+
+/* Returns 0 and the completion time, or -errno (-ETIMEDOUT). */
+static int sim_wait(int fd, uint32_t gpu_id, uint32_t qid, uint64_t seqno,
+		    uint64_t timeout_ns, uint64_t *completed_ns)
+{
+	struct amdqp_sim_wait w = {
+		.gpu_id = gpu_id,
+		.queue_id = qid,
+		.seqno = seqno,
+		.timeout_ns = timeout_ns,
+	};
+	int ret = xioctl(fd, AMDQP_SIM_IOC_WAIT, &w);
+
+	if (!ret && completed_ns)
+		*completed_ns = w.completed_ns;
+	return ret;
+}
+
+static struct amdqp_sim_query sim_query(int fd, uint32_t gpu_id, uint32_t qid)
+{
+	struct amdqp_sim_query q = {
+		.gpu_id = gpu_id,
+		.queue_id = qid,
+	};
+	int ret = xioctl(fd, AMDQP_SIM_IOC_QUERY, &q);
+
+	if (ret)
+		die("AMDQP_SIM_IOC_QUERY gpu %u queue %u: %s", gpu_id, qid,
+		    strerror(-ret));
+	return q;
+}
+
+/* ---- /dev/amdqp -------------------------------------------------------- */
+
+static struct amdqp_device_info device_info(int fd, uint32_t gpu_id)
+{
+	struct amdqp_device_info infos[64];
+	struct amdqp_list_devices l = {
+		.devices = (uintptr_t)infos,
+		.count = 64,
+		.info_size = sizeof(infos[0]),
+	};
+	unsigned int i;
+	int ret;
+
+	memset(infos, 0, sizeof(infos));
+	ret = xioctl(fd, AMDQP_IOC_LIST_DEVICES, &l);
+	if (ret)
+		die("AMDQP_IOC_LIST_DEVICES: %s", strerror(-ret));
+	for (i = 0; i < l.filled; i++)
+		if (infos[i].gpu_id == gpu_id)
+			return infos[i];
+	die("gpu %u is not an amdqp device (create it first: echo \"%u hws 4 8\" > /sys/kernel/debug/amdqp_sim/new_device)",
+	    gpu_id, gpu_id);
+}
+
+static void suspend_below(struct demo *d, struct result *r)
+{
+	uint32_t gpu = d->cfg.gpu_id;
+	struct amdqp_gpu_set s = {
+		.gpu_ids = (uintptr_t)&gpu,
+		.num_gpus = 1,
+		.priority = d->cfg.hi_prio,
+	};
+	int ret = xioctl(d->amdqp_fd, AMDQP_IOC_SUSPEND_BELOW, &s);
+
+	if (ret)
+		die("AMDQP_IOC_SUSPEND_BELOW: %s", strerror(-ret));
+	r->suspends++;
+	r->affected += s.affected;
+	r->skipped += s.skipped;
+	r->suspend_ns += s.latency_ns;
+}
+
+static void resume_all(struct demo *d, struct result *r)
+{
+	uint32_t gpu = d->cfg.gpu_id;
+	struct amdqp_gpu_set s = {
+		.gpu_ids = (uintptr_t)&gpu,
+		.num_gpus = 1,
+	};
+	int ret = xioctl(d->amdqp_fd, AMDQP_IOC_RESUME_ALL, &s);
+
+	if (ret)
+		die("AMDQP_IOC_RESUME_ALL: %s", strerror(-ret));
+	if (s.skipped)
+		fprintf(stderr, "amdqp_demo: warning: RESUME_ALL failed for %u queue(s)\n",
+			s.skipped);
+	r->resumes++;
+}
+
+/* ---- the low-priority process ------------------------------------------ */
+
+/*
+ * Keep cfg.lo_depth long items queued until killed. Runs in the child;
+ * reports its queue id (or a negative errno) through @wfd.
+ */
+static void __attribute__((noreturn)) lo_child(const struct config *cfg,
+					       int wfd)
+{
+	uint64_t last, oldest;
+	int32_t msg[2] = { 0, 0 };
+	uint32_t qid;
+	int fd, ret;
+
+	fd = open(cfg->sim_path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		msg[0] = -errno;
+		if (write(wfd, msg, sizeof(msg)) < 0)
+			_exit(EXIT_BROKEN);
+		_exit(EXIT_BROKEN);
+	}
+	qid = sim_create(fd, cfg->gpu_id, cfg->lo_prio);
+	msg[1] = (int32_t)qid;
+	if (write(wfd, msg, sizeof(msg)) != sizeof(msg))
+		_exit(EXIT_BROKEN);
+	close(wfd);
+
+	last = sim_submit(fd, cfg->gpu_id, qid, cfg->lo_ns, cfg->lo_depth,
+			  cfg->lo_width);
+	for (;;) {
+		oldest = last - cfg->lo_depth + 1;
+		ret = sim_wait(fd, cfg->gpu_id, qid, oldest, NSEC_PER_SEC,
+			       NULL);
+		if (ret == -ETIMEDOUT)
+			continue;	/* suspended for a while: fine */
+		if (ret)
+			die("low-priority wait: %s", strerror(-ret));
+		last = sim_submit(fd, cfg->gpu_id, qid, cfg->lo_ns, 1,
+				  cfg->lo_width);
+	}
+}
+
+static void lo_start(struct demo *d)
+{
+	pid_t parent = getpid();
+	int32_t msg[2];
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC))
+		die("pipe: %s", strerror(errno));
+	fflush(stdout);
+	d->lo_pid = fork();
+	if (d->lo_pid < 0)
+		die("fork: %s", strerror(errno));
+	if (!d->lo_pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(EXIT_BROKEN);
+		close(p[0]);
+		close(d->amdqp_fd);
+		close(d->sim_fd);
+		lo_child(&d->cfg, p[1]);
+	}
+	close(p[1]);
+	if (read(p[0], msg, sizeof(msg)) != sizeof(msg))
+		die("low-priority process died before creating its queue");
+	close(p[0]);
+	if (msg[0])
+		die("low-priority process: open %s: %s", d->cfg.sim_path,
+		    strerror(-msg[0]));
+	d->lo_qid = (uint32_t)msg[1];
+}
+
+static void lo_check_alive(struct demo *d)
+{
+	int status;
+
+	if (d->lo_pid > 0 && waitpid(d->lo_pid, &status, WNOHANG) == d->lo_pid) {
+		d->lo_pid = 0;
+		die("low-priority process exited (status 0x%x)", status);
+	}
+}
+
+static void lo_stop(struct demo *d)
+{
+	if (d->lo_pid <= 0)
+		return;
+	kill(d->lo_pid, SIGKILL);
+	waitpid(d->lo_pid, NULL, 0);
+	d->lo_pid = 0;
+}
+
+/* ---- phases ------------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of a sorted array, in ms. */
+static double pct_ms(const uint64_t *v, unsigned int n, double p)
+{
+	unsigned int rank = (unsigned int)ceil(p / 100.0 * n);
+
+	if (!n)
+		return NAN;
+	if (rank < 1)
+		rank = 1;
+	return v[rank - 1] / 1e6;
+}
+
+/*
+ * One phase: @secs of requests at cfg.rate (none for lo-alone), with the
+ * given suspension order. Latency runs from a request's due time (not the
+ * time it was issued, so a late request is not forgiven) to the
+ * completion timestamp of its last item, which the simulated GPU records.
+ */
+static void run_phase(struct demo *d, enum phase ph, double secs)
+{
+	const struct config *c = &d->cfg;
+	struct result *r = &d->res[ph];
+	uint64_t period = (uint64_t)(NSEC_PER_SEC / c->rate);
+	uint64_t t_start, t_end, t_lo0 = 0, next_report;
+	struct amdqp_device_info dev0, dev1;
+	struct amdqp_sim_query lo0 = {}, lo1;
+	bool requests = ph != PH_LO_ALONE;
+	bool use_amdqp = ph == PH_BEFORE || ph == PH_AFTER;
+	bool have_lo = ph != PH_HI_ALONE;
+	bool suspended = false;
+	uint64_t k;
+
+	memset(r, 0, sizeof(*r));
+	r->ran = true;
+	r->lo_items_s = -1;
+	printf("[demo] phase %-8s (%s): %.0f s ...\n", phase_desc[ph].name,
+	       phase_desc[ph].label, secs);
+	fflush(stdout);
+
+	dev0 = device_info(d->amdqp_fd, c->gpu_id);
+	t_start = now_ns();
+	t_end = t_start + (uint64_t)(secs * NSEC_PER_SEC);
+	next_report = t_start + 2 * NSEC_PER_SEC;
+	if (have_lo) {
+		lo0 = sim_query(d->sim_fd, c->gpu_id, d->lo_qid);
+		t_lo0 = now_ns();
+	}
+
+	for (k = 0;; k++) {
+		uint64_t due = t_start + period / 2 + k * period;
+		uint64_t seq, done_ns = 0, t;
+		int ret;
+
+		if (due >= t_end)
+			break;
+		if (!requests) {
+			sleep_until(due);
+			goto report;
+		}
+		t = now_ns();
+		if (t > due + NSEC_PER_MSEC)
+			r->late++;
+		else
+			sleep_until(due);
+
+		if (ph == PH_BEFORE && !suspended) {
+			suspend_below(d, r);
+			suspended = true;
+		}
+		seq = sim_submit(d->sim_fd, c->gpu_id, d->hi_qid, c->hi_ns,
+				 c->hi_items, c->hi_width);
+		if (ph == PH_AFTER && !suspended) {
+			suspend_below(d, r);
+			suspended = true;
+		}
+		ret = sim_wait(d->sim_fd, c->gpu_id, d->hi_qid, seq,
+			       10 * NSEC_PER_SEC, &done_ns);
+		if (ret)
+			die("high-priority wait: %s", strerror(-ret));
+		if (!done_ns)
+			done_ns = now_ns();
+		d->lat_ns[r->requests++] = done_ns > due ? done_ns - due : 0;
+
+		if (suspended) {
+			/*
+			 * Hysteresis: stay suspended if the next request is
+			 * due within it, else resume once it has passed.
+			 */
+			uint64_t idle_until = now_ns() + c->hyst_ns;
+
+			if (due + period > idle_until) {
+				sleep_until(idle_until);
+				resume_all(d, r);
+				suspended = false;
+			}
+		}
+report:
+		if (now_ns() >= next_report) {
+			next_report += 2 * NSEC_PER_SEC;
+			if (requests)
+				printf("[demo]   %4.1f s: %u requests, last %.2f ms\n",
+				       (now_ns() - t_start) / 1e9, r->requests,
+				       d->lat_ns[r->requests - 1] / 1e6);
+			else
+				printf("[demo]   %4.1f s\n",
+				       (now_ns() - t_start) / 1e9);
+			fflush(stdout);
+		}
+	}
+	if (suspended)
+		resume_all(d, r);
+	if (!requests)
+		sleep_until(t_end);
+
+	if (have_lo) {
+		lo1 = sim_query(d->sim_fd, c->gpu_id, d->lo_qid);
+		r->lo_items_s = (lo1.rptr - lo0.rptr) /
+				((now_ns() - t_lo0) / 1e9);
+		lo_check_alive(d);
+	}
+	dev1 = device_info(d->amdqp_fd, c->gpu_id);
+	r->sched_updates = dev1.sched_updates - dev0.sched_updates;
+	r->preemptions = dev1.preemptions - dev0.preemptions;
+
+	if (r->requests) {
+		qsort(d->lat_ns, r->requests, sizeof(d->lat_ns[0]), cmp_u64);
+		r->p50_ms = pct_ms(d->lat_ns, r->requests, 50);
+		r->p99_ms = pct_ms(d->lat_ns, r->requests, 99);
+		r->max_ms = d->lat_ns[r->requests - 1] / 1e6;
+	}
+	if (requests)
+		printf("[demo]   done: %u requests, P50 %.2f ms, P99 %.2f ms, max %.2f ms%s\n",
+		       r->requests, r->p50_ms, r->p99_ms, r->max_ms,
+		       r->late ? " (some issued late)" : "");
+	if (use_amdqp) {
+		printf("[demo]   SUSPEND_BELOW x%u (%.2f queues each, %.0f us scheduler time each), RESUME_ALL x%u\n",
+		       r->suspends,
+		       r->suspends ? (double)r->affected / r->suspends : 0.0,
+		       r->suspends ? r->suspend_ns / 1e3 / r->suspends : 0.0,
+		       r->resumes);
+		if (r->suspends && !r->affected)
+			printf("[demo]   WARNING: SUSPEND_BELOW suspended nothing (%" PRIu64 " skipped)\n",
+			       r->skipped);
+	}
+	fflush(stdout);
+}
+
+/* ---- report ------------------------------------------------------------- */
+
+static void fmt_ms(char *buf, size_t len, const struct result *r, double v)
+{
+	if (!r->requests)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.2f", v);
+}
+
+static double lo_loss(const struct demo *d, const struct result *r)
+{
+	const struct result *base = &d->res[PH_LO_ALONE];
+
+	if (r->lo_items_s < 0 || !base->ran || base->lo_items_s <= 0)
+		return NAN;
+	return 100.0 * (1.0 - r->lo_items_s / base->lo_items_s);
+}
+
+static void print_table(const struct demo *d)
+{
+	int ph;
+
+	printf("\n%-31s %8s %8s %8s %10s %8s %8s %8s\n", "phase",
+	       "hi P50", "hi P99", "hi max", "lo items", "lo loss",
+	       "sched", "preempt");
+	printf("%-31s %8s %8s %8s %10s %8s %8s %8s\n", "",
+	       "ms", "ms", "ms", "/s", "%", "updates", "ions");
+	for (ph = 0; ph < PH_COUNT; ph++) {
+		const struct result *r = &d->res[ph];
+		char p50[16], p99[16], mx[16], thr[16], loss[16];
+		double l = lo_loss(d, r);
+
+		if (!r->ran)
+			continue;
+		fmt_ms(p50, sizeof(p50), r, r->p50_ms);
+		fmt_ms(p99, sizeof(p99), r, r->p99_ms);
+		fmt_ms(mx, sizeof(mx), r, r->max_ms);
+		if (r->lo_items_s < 0)
+			snprintf(thr, sizeof(thr), "-");
+		else
+			snprintf(thr, sizeof(thr), "%.2f", r->lo_items_s);
+		if (isnan(l))
+			snprintf(loss, sizeof(loss), "-");
+		else
+			snprintf(loss, sizeof(loss), "%.1f", l);
+		printf("%-31s %8s %8s %8s %10s %8s %8" PRIu64 " %8" PRIu64 "\n",
+		       phase_desc[ph].label, p50, p99, mx, thr, loss,
+		       r->sched_updates, r->preemptions);
+	}
+	printf("\n");
+}
+
+/* Returns the exit code. */
+static int print_verdict(const struct demo *d)
+{
+	const struct result *none = &d->res[PH_NONE];
+	const struct result *alone = &d->res[PH_HI_ALONE];
+	const struct result *best = NULL;
+	int ph, best_ph = -1;
+	double loss;
+
+	for (ph = PH_BEFORE; ph <= PH_AFTER; ph++) {
+		const struct result *r = &d->res[ph];
+
+		if (r->ran && r->requests && (!best || r->p99_ms < best->p99_ms)) {
+			best = r;
+			best_ph = ph;
+		}
+	}
+	if (!none->ran || !none->requests || !best) {
+		printf("verdict: incomplete (run phases none and before/after to compare)\n");
+		return 0;
+	}
+	loss = lo_loss(d, best);
+	printf("verdict: %s: high-prio P99 %.2f ms without amdqp, %.2f ms with it (%s), %.1fx lower",
+	       best->p99_ms < d->cfg.pass_ratio * none->p99_ms ?
+	       "PASS" : "FAIL",
+	       none->p99_ms, best->p99_ms,
+	       best_ph == PH_BEFORE ? "suspend before doorbell" :
+	       "suspend after doorbell",
+	       best->p99_ms > 0 ? none->p99_ms / best->p99_ms : 0.0);
+	if (alone->ran && alone->requests)
+		printf(", %.2fx isolated", best->p99_ms / alone->p99_ms);
+	if (!isnan(loss))
+		printf("; low-prio throughput loss %.1f%% (%.1f%% without amdqp)",
+		       loss, lo_loss(d, none));
+	printf("\n");
+	return best->p99_ms < d->cfg.pass_ratio * none->p99_ms ? 0 :
+	       EXIT_NO_GAIN;
+}
+
+static void write_json(const struct demo *d)
+{
+	const struct config *c = &d->cfg;
+	FILE *f = fopen(c->json_path, "w");
+	bool first = true;
+	int ph;
+
+	if (!f)
+		die("%s: %s", c->json_path, strerror(errno));
+	fprintf(f, "{\"gpu_id\": %u, \"rate\": %g, \"hi_items\": %u, \"hi_us\": %" PRIu64
+		", \"hi_width\": %u, \"lo_us\": %" PRIu64 ", \"lo_width\": %u, \"hysteresis_us\": %" PRIu64
+		", \"phases\": [",
+		c->gpu_id, c->rate, c->hi_items, c->hi_ns / NSEC_PER_USEC,
+		c->hi_width, c->lo_ns / NSEC_PER_USEC, c->lo_width,
+		c->hyst_ns / NSEC_PER_USEC);
+	for (ph = 0; ph < PH_COUNT; ph++) {
+		const struct result *r = &d->res[ph];
+		double l = lo_loss(d, r);
+
+		if (!r->ran)
+			continue;
+		fprintf(f, "%s\n  {\"phase\": \"%s\", \"requests\": %u", first ? "" : ",",
+			phase_desc[ph].name, r->requests);
+		if (r->requests)
+			fprintf(f, ", \"p50_ms\": %.3f, \"p99_ms\": %.3f, \"max_ms\": %.3f",
+				r->p50_ms, r->p99_ms, r->max_ms);
+		if (r->lo_items_s >= 0)
+			fprintf(f, ", \"lo_items_per_s\": %.3f", r->lo_items_s);
+		if (!isnan(l))
+			fprintf(f, ", \"lo_loss_pct\": %.2f", l);
+		fprintf(f, ", \"sched_updates\": %" PRIu64 ", \"preemptions\": %" PRIu64
+			", \"suspend_calls\": %u, \"resume_calls\": %u}",
+			r->sched_updates, r->preemptions, r->suspends,
+			r->resumes);
+		first = false;
+	}
+	fprintf(f, "\n]}\n");
+	if (fclose(f))
+		die("%s: %s", c->json_path, strerror(errno));
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: amdqp_demo [options]\n"
+		"High-priority requests next to long low-priority work on an amdqp_sim\n"
+		"device, without and with amdqp suspending the low-priority queue.\n"
+		"The device must exist (debugfs amdqp_sim/new_device).\n\n"
+		"  --gpu ID            sim device gpu_id (default 1)\n"
+		"  --rate N            high-priority requests per second (20)\n"
+		"  --hi-items N        work items per request (3)\n"
+		"  --hi-us US          duration of each item (2000)\n"
+		"  --hi-width N        compute slots per item, 0 = all (2)\n"
+		"  --hi-prio P         high-priority queue priority (12)\n"
+		"  --lo-us US          low-priority item duration (30000)\n"
+		"  --lo-width N        slots per low-priority item, 0 = all (0)\n"
+		"  --lo-prio P         low-priority queue priority (2)\n"
+		"  --lo-depth N        low-priority items kept queued (4)\n"
+		"  --phase-s S         length of each contention phase (10)\n"
+		"  --alone-s S         length of each baseline phase (5)\n"
+		"  --hysteresis-us US  idle time before RESUME_ALL (1000)\n"
+		"  --phases LIST       comma list of hi-alone,lo-alone,none,before,after\n"
+		"                      (default: all, in that order)\n"
+		"  --pass-ratio R      PASS if best P99 with amdqp < R * P99 without (0.5)\n"
+		"  --json PATH         also write the results as JSON\n"
+		"  --amdqp PATH        (/dev/amdqp)   --sim PATH  (/dev/amdqp_sim)\n\n"
+		"Exit status: 0 PASS, 1 FAIL (no clear P99 gain), 2 error.\n");
+}
+
+static double parse_num(const char *opt, const char *s, double lo, double hi)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || v < lo || v > hi)
+		die("%s: '%s' is not a number in [%g, %g]", opt, s, lo, hi);
+	return v;
+}
+
+static unsigned int parse_phases(const char *s)
+{
+	char *copy = strdup(s), *tok, *save = NULL;
+	unsigned int mask = 0;
+	int ph;
+
+	if (!copy)
+		die("out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		for (ph = 0; ph < PH_COUNT; ph++)
+			if (!strcmp(tok, phase_desc[ph].name))
+				break;
+		if (ph == PH_COUNT)
+			die("--phases: unknown phase '%s'", tok);
+		mask |= 1U << ph;
+	}
+	free(copy);
+	return mask;
+}
+
+static void parse_args(struct config *c, int argc, char **argv)
+{
+	enum {
+		O_GPU = 256, O_RATE, O_HI_ITEMS, O_HI_US, O_HI_WIDTH,
+		O_HI_PRIO, O_LO_US, O_LO_WIDTH, O_LO_PRIO, O_LO_DEPTH,
+		O_PHASE_S, O_ALONE_S, O_HYST, O_PHASES, O_PASS, O_JSON,
+		O_AMDQP, O_SIM,
+	};
+	static const struct option opts[] = {
+		{ "gpu", required_argument, NULL, O_GPU },
+		{ "rate", required_argument, NULL, O_RATE },
+		{ "hi-items", required_argument, NULL, O_HI_ITEMS },
+		{ "hi-us", required_argument, NULL, O_HI_US },
+		{ "hi-width", required_argument, NULL, O_HI_WIDTH },
+		{ "hi-prio", required_argument, NULL, O_HI_PRIO },
+		{ "lo-us", required_argument, NULL, O_LO_US },
+		{ "lo-width", required_argument, NULL, O_LO_WIDTH },
+		{ "lo-prio", required_argument, NULL, O_LO_PRIO },
+		{ "lo-depth", required_argument, NULL, O_LO_DEPTH },
+		{ "phase-s", required_argument, NULL, O_PHASE_S },
+		{ "alone-s", required_argument, NULL, O_ALONE_S },
+		{ "hysteresis-us", required_argument, NULL, O_HYST },
+		{ "phases", required_argument, NULL, O_PHASES },
+		{ "pass-ratio", required_argument, NULL, O_PASS },
+		{ "json", required_argument, NULL, O_JSON },
+		{ "amdqp", required_argument, NULL, O_AMDQP },
+		{ "sim", required_argument, NULL, O_SIM },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int o;
+
+	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		const char *n = optarg;
+
+		switch (o) {
+		case O_GPU:
+			c->gpu_id = parse_num("--gpu", n, 1, UINT32_MAX);
+			break;
+		case O_RATE:
+			c->rate = parse_num("--rate", n, 0.1, 1000);
+			break;
+		case O_HI_ITEMS:
+			c->hi_items = parse_num("--hi-items", n, 1, 4096);
+			break;
+		case O_HI_US:
+			c->hi_ns = parse_num("--hi-us", n, 1, 10e6) * NSEC_PER_USEC;
+			break;
+		case O_HI_WIDTH:
+			c->hi_width = parse_num("--hi-width", n, 0, 1024);
+			break;
+		case O_HI_PRIO:
+			c->hi_prio = parse_num("--hi-prio", n, 1,
+					       AMDQP_PRIORITY_MAX);
+			break;
+		case O_LO_US:
+			c->lo_ns = parse_num("--lo-us", n, 1, 10e6) * NSEC_PER_USEC;
+			break;
+		case O_LO_WIDTH:
+			c->lo_width = parse_num("--lo-width", n, 0, 1024);
+			break;
+		case O_LO_PRIO:
+			c->lo_prio = parse_num("--lo-prio", n, 0,
+					       AMDQP_PRIORITY_MAX);
+			break;
+		case O_LO_DEPTH:
+			c->lo_depth = parse_num("--lo-depth", n, 1, 4096);
+			break;
+		case O_PHASE_S:
+			c->phase_s = parse_num("--phase-s", n, 0.5, 3600);
+			break;
+		case O_ALONE_S:
+			c->alone_s = parse_num("--alone-s", n, 0.5, 3600);
+			break;
+		case O_HYST:
+			c->hyst_ns = parse_num("--hysteresis-us", n, 0, 10e6) *
+				     NSEC_PER_USEC;
+			break;
+		case O_PHASES:
+			c->phases = parse_phases(n);
+			break;
+		case O_PASS:
+			c->pass_ratio = parse_num("--pass-ratio", n, 0.01, 1);
+			break;
+		case O_JSON:
+			c->json_path = n;
+			break;
+		case O_AMDQP:
+			c->amdqp_path = n;
+			break;
+		case O_SIM:
+			c->sim_path = n;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(EXIT_BROKEN);
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		exit(EXIT_BROKEN);
+	}
+	if (c->lo_prio >= c->hi_prio)
+		die("--lo-prio (%u) must be below --hi-prio (%u)", c->lo_prio,
+		    c->hi_prio);
+}
+
+int main(int argc, char **argv)
+{
+	static struct demo d = {
+		.cfg = {
+			.gpu_id = 1,
+			.amdqp_path = "/dev/amdqp",
+			.sim_path = "/dev/amdqp_sim",
+			.rate = 20,
+			.hi_items = 3,
+			.hi_ns = 2 * NSEC_PER_MSEC,
+			.hi_width = 2,
+			.hi_prio = 12,
+			.lo_ns = 30 * NSEC_PER_MSEC,
+			.lo_width = 0,
+			.lo_prio = 2,
+			.lo_depth = 4,
+			.phase_s = 10,
+			.alone_s = 5,
+			.hyst_ns = 1 * NSEC_PER_MSEC,
+			.pass_ratio = 0.5,
+			.phases = (1U << PH_COUNT) - 1,
+		},
+		.lo_pid = -1,
+	};
+	struct config *c = &d.cfg;
+	struct amdqp_device_info di;
+	char lo_w[16] = "all slots";
+	double longest;
+	int ph, rc;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	parse_args(c, argc, argv);
+
+	d.amdqp_fd = open(c->amdqp_path, O_RDWR | O_CLOEXEC);
+	if (d.amdqp_fd < 0)
+		die("%s: %s (is amdqp.ko loaded?)", c->amdqp_path,
+		    strerror(errno));
+	d.sim_fd = open(c->sim_path, O_RDWR | O_CLOEXEC);
+	if (d.sim_fd < 0)
+		die("%s: %s (is amdqp_sim.ko loaded?)", c->sim_path,
+		    strerror(errno));
+	di = device_info(d.amdqp_fd, c->gpu_id);
+
+	longest = c->phase_s > c->alone_s ? c->phase_s : c->alone_s;
+	d.lat_cap = (unsigned int)(longest * c->rate) + 16;
+	d.lat_ns = calloc(d.lat_cap, sizeof(*d.lat_ns));
+	if (!d.lat_ns)
+		die("out of memory");
+
+	printf("[demo] gpu %u: %s, %u XCC, backend %s\n", c->gpu_id,
+	       di.sched_mode == AMDQP_SCHED_MES ? "MES" : "HWS", di.num_xcc,
+	       di.backend == AMDQP_BACKEND_SIM ? "sim" : "kfd");
+	printf("[demo] high-prio (priority %u): %.0f req/s, each %u x %.1f ms items, width %u\n",
+	       c->hi_prio, c->rate, c->hi_items, c->hi_ns / 1e6, c->hi_width);
+	if (c->lo_width)
+		snprintf(lo_w, sizeof(lo_w), "%u", c->lo_width);
+	printf("[demo] low-prio  (priority %u): %.1f ms items, width %s, %u kept queued, in another process\n",
+	       c->lo_prio, c->lo_ns / 1e6, lo_w, c->lo_depth);
+	printf("[demo] amdqp phases: SUSPEND_BELOW priority %u on gpu %u per request, RESUME_ALL %.1f ms after completion\n",
+	       c->hi_prio, c->gpu_id, c->hyst_ns / 1e6);
+
+	d.hi_qid = sim_create(d.sim_fd, c->gpu_id, c->hi_prio);
+	for (ph = 0; ph < PH_COUNT; ph++) {
+		if (!(c->phases & (1U << ph)))
+			continue;
+		if (ph != PH_HI_ALONE && d.lo_pid <= 0) {
+			lo_start(&d);
+			/* Let its first item start, as in steady state. */
+			usleep(100000);
+		}
+		run_phase(&d, ph, ph <= PH_LO_ALONE ? c->alone_s : c->phase_s);
+	}
+	lo_stop(&d);
+
+	print_table(&d);
+	rc = print_verdict(&d);
+	if (c->json_path)
+		write_json(&d);
+	free(d.lat_ns);
+	close(d.sim_fd);
+	close(d.amdqp_fd);
+	return rc;
+}

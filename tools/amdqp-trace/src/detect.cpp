@@ -1,0 +1,122 @@
+// Format detection by content (file names lie; captures get renamed).
+#include "parsers.h"
+#include "text.h"
+
+#include "error.h"
+
+namespace amdqp {
+
+void LineParser::line_part(std::string_view, uint64_t lineno) {
+    throw ParseError(lineno, "line longer than 1 MiB (not a text capture?)");
+}
+
+const char *format_name(Format f) {
+    switch (f) {
+    case Format::Ftrace: return "ftrace";
+    case Format::Hqds: return "kfd-hqds";
+    case Format::Mqds: return "kfd-mqds";
+    case Format::HipLog: return "hip-log";
+    case Format::Rocprof: return "rocprof-json";
+    case Format::Workload: return "workload-log";
+    case Format::Unknown: break;
+    }
+    return "unknown";
+}
+
+Format format_from_name(std::string_view n) {
+    for (Format f : {Format::Ftrace, Format::Hqds, Format::Mqds, Format::HipLog, Format::Rocprof,
+                     Format::Workload})
+        if (n == format_name(f))
+            return f;
+    return Format::Unknown;
+}
+
+std::unique_ptr<LineParser> make_parser(Format f, Sink &sink) {
+    switch (f) {
+    case Format::Ftrace: return make_ftrace_parser(sink);
+    case Format::Hqds: return make_hqd_parser(sink);
+    case Format::Mqds: return make_mqd_parser(sink);
+    case Format::HipLog: return make_hiplog_parser(sink);
+    case Format::Rocprof: return make_rocprof_parser(sink);
+    case Format::Workload: return make_workload_parser(sink);
+    case Format::Unknown: break;
+    }
+    return nullptr;
+}
+
+namespace {
+
+bool hip_log_line(std::string_view l) {
+    // ":3:file.cpp   :123 : 456 us: ..."
+    return l.size() > 4 && l[0] == ':' && l[1] >= '0' && l[1] <= '9' && l[2] == ':' &&
+           l.find(" us: ") != std::string_view::npos;
+}
+
+class NullSink : public Sink {};
+
+bool ftrace_line(std::string_view l) {
+    NullSink ns;
+    auto p = make_ftrace_parser(ns);
+    try {
+        p->line(l, 1);
+        return !l.empty() && l[0] != '#';
+    } catch (...) {
+        return false;
+    }
+}
+
+} // namespace
+
+Format detect_format(std::string_view head, std::string &why) {
+    if (trim(head).empty()) {
+        why = "empty file";
+        return Format::Unknown;
+    }
+    if (head.find('\0') != std::string_view::npos) {
+        why = "binary data (NUL bytes), not a text capture";
+        return Format::Unknown;
+    }
+    std::string_view t = trim(head);
+    if (t[0] == '{' || t[0] == '[') {
+        if (t.find("\"traceEvents\"") != std::string_view::npos || t[0] == '[')
+            return Format::Rocprof;
+        if (t.find("\"ph\"") != std::string_view::npos)
+            return Format::Rocprof;
+    }
+    // Judge by the first lines that say something; the last line may be cut off.
+    size_t pos = 0;
+    int looked = 0;
+    bool hip = false, workload = false;
+    while (pos < head.size() && looked < 400) {
+        size_t nl = head.find('\n', pos);
+        if (nl == std::string_view::npos)
+            break; // partial last line of the sample
+        std::string_view l = trim(head.substr(pos, nl - pos));
+        pos = nl + 1;
+        if (l.empty())
+            continue;
+        ++looked;
+        if (starts_with(l, "# tracer:") || starts_with(l, "# entries-in-buffer"))
+            return Format::Ftrace;
+        if (starts_with(l, "Node ") && l.find(", gpu_id ") != std::string_view::npos)
+            return Format::Hqds;
+        if (starts_with(l, "Process ") && l.find(" PASID ") != std::string_view::npos)
+            return Format::Mqds;
+        if (hip_log_line(l))
+            hip = true;
+        if (starts_with(l, "[HIGH]") || starts_with(l, "[LOW]") ||
+            l.find("Dual Model") != std::string_view::npos)
+            workload = true;
+        if (!hip && !workload && ftrace_line(l))
+            return Format::Ftrace;
+    }
+    if (hip)
+        return Format::HipLog;
+    if (workload)
+        return Format::Workload;
+    why = "not a recognised format (expected ftrace text, kfd hqds/mqds dump, HIP "
+          "AMD_LOG_LEVEL log, rocprof JSON or a workload log; use --format to force one)";
+    return Format::Unknown;
+}
+
+} // namespace amdqp

@@ -1,0 +1,47 @@
+// Opening inputs: files or capture folders, format detection, streaming lines
+// into the parsers with bounded buffers and an optional progress indicator.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "parser.h"
+
+namespace amdqp {
+
+struct InputOptions {
+    std::optional<Format> force_format;
+    bool keep_going = false; // skip malformed lines (warn) instead of failing
+    bool progress = false;   // draw progress on stderr
+};
+
+struct InputStats {
+    std::string path;
+    Format format = Format::Unknown;
+    uint64_t bytes = 0;
+    uint64_t lines = 0;
+    uint64_t bad_lines = 0;
+};
+
+class InputError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Longest text line accepted; longer lines are an error (JSON is read in chunks).
+constexpr size_t kMaxLine = 1 << 20;
+
+// Parse one file with an already chosen format. Throws InputError ("file:line: ...").
+InputStats parse_file(const std::string &path, Format f, Sink &sink, const InputOptions &opt);
+
+// Expand PATHs (folders: their files, sorted, recursively, manifest skipped) and
+// parse each. Files of unknown format inside folders are skipped with a warning;
+// named explicitly they are an error.
+std::vector<InputStats> parse_paths(const std::vector<std::string> &paths, Sink &sink,
+                                    const InputOptions &opt);
+
+// Feed a memory buffer through a parser as the file reader would (tests, fuzzers).
+void parse_buffer(std::string_view data, Format f, Sink &sink);
+
+} // namespace amdqp

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The uapi headers must compile on their own, with nothing but the
+ * kernel's uapi types, and keep their layout: sizes and offsets are ABI.
+ * Built for the host ABI and, where a 32-bit toolchain exists, for i386,
+ * so that a 32-bit process on a 64-bit kernel sees the same layout.
+ */
+#include <linux/amdqp.h>
+#include <linux/amdqp_sim.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#define SIZE(t, n) _Static_assert(sizeof(struct t) == (n), #t " size")
+#define OFF(t, f, n) \
+	_Static_assert(offsetof(struct t, f) == (n), #t "." #f " offset")
+
+SIZE(amdqp_version, 40);
+OFF(amdqp_version, features, 32);
+SIZE(amdqp_device_info, 72);
+OFF(amdqp_device_info, sched_updates, 24);
+SIZE(amdqp_list_devices, 24);
+SIZE(amdqp_queue_info, 96);
+OFF(amdqp_queue_info, ring_va, 16);
+OFF(amdqp_queue_info, suspend_count, 48);
+OFF(amdqp_queue_info, created_ns, 88);
+SIZE(amdqp_list_queues, 32);
+SIZE(amdqp_queue_ref, 32);
+OFF(amdqp_queue_ref, ring_va, 16);
+OFF(amdqp_queue_ref, result, 24);
+SIZE(amdqp_set_priority, 40);
+SIZE(amdqp_batch, 40);
+OFF(amdqp_batch, latency_ns, 32);
+SIZE(amdqp_gpu_set, 48);
+OFF(amdqp_gpu_set, latency_ns, 40);
+SIZE(amdqp_event, 40);
+OFF(amdqp_event, data, 32);
+SIZE(amdqp_event_mask, 8);
+SIZE(amdqp_sim_create_queue, 32);
+SIZE(amdqp_sim_queue_id, 8);
+SIZE(amdqp_sim_submit, 32);
+SIZE(amdqp_sim_wait, 32);
+SIZE(amdqp_sim_query, 48);
+
+/* Every struct is a multiple of 8 so arrays and growth stay aligned. */
+_Static_assert(sizeof(struct amdqp_queue_info) % 8 == 0, "align");
+_Static_assert(sizeof(struct amdqp_queue_ref) % 8 == 0, "align");
+_Static_assert(AMDQP_EVENT_MASK_ALL == 0x3ff, "event mask");
+
+int main(void)
+{
+	/* The ioctl numbers encode the sizes above: print them for review. */
+	printf("GET_VERSION %#lx\nSUSPEND %#lx\nSUSPEND_BELOW %#lx\n",
+	       (unsigned long)AMDQP_IOC_GET_VERSION,
+	       (unsigned long)AMDQP_IOC_SUSPEND,
+	       (unsigned long)AMDQP_IOC_SUSPEND_BELOW);
+	return 0;
+}
