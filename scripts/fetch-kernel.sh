@@ -3,6 +3,7 @@
 # the cache; print where its vmlinuz and module tree are.
 set -euo pipefail
 
+# shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {

@@ -3,6 +3,7 @@
 # extracting /usr/src/linux-source-6.12.tar.xz into the cache once.
 set -euo pipefail
 
+# shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {

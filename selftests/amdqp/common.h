@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -243,10 +244,10 @@ static inline int sim_create(int sfd, uint32_t gpu_id, uint32_t prio,
 	struct amdqp_sim_create_queue c = { .gpu_id = gpu_id,
 					    .priority = prio };
 
-	if (ioctl(sfd, AMDQP_SIM_IOC_CREATE_QUEUE, &c))
-		return -errno;
-	*queue_id = c.queue_id;
-	return 0;
+	int ret = ioctl(sfd, AMDQP_SIM_IOC_CREATE_QUEUE, &c) ? -errno : 0;
+
+	*queue_id = ret ? 0 : c.queue_id;
+	return ret;
 }
 
 static inline int sim_destroy(int sfd, uint32_t gpu_id, uint32_t queue_id)
@@ -266,11 +267,11 @@ static inline int sim_submit(int sfd, uint32_t gpu_id, uint32_t queue_id,
 		.duration_ns = duration_ns, .count = count, .width = width,
 	};
 
-	if (ioctl(sfd, AMDQP_SIM_IOC_SUBMIT, &s))
-		return -errno;
+	int ret = ioctl(sfd, AMDQP_SIM_IOC_SUBMIT, &s) ? -errno : 0;
+
 	if (seqno)
-		*seqno = s.seqno;
-	return 0;
+		*seqno = ret ? 0 : s.seqno;
+	return ret;
 }
 
 static inline int sim_wait(int sfd, uint32_t gpu_id, uint32_t queue_id,
@@ -457,6 +458,7 @@ static inline int qp_list(int fd, uint32_t gpu_id, pid_t pid,
 		.info_size = sizeof(*infos), .gpu_id = gpu_id, .pid = pid,
 	};
 
+	*n = 0;
 	if (ioctl(fd, AMDQP_IOC_LIST_QUEUES, &l))
 		return -errno;
 	*n = l.filled;
@@ -468,7 +470,7 @@ static inline int qp_queue_info(int fd, pid_t pid, uint32_t gpu_id,
 				uint32_t queue_id, struct amdqp_queue_info *out)
 {
 	struct amdqp_queue_info infos[256];
-	uint32_t i, n;
+	uint32_t i, n = 0;
 	int ret;
 
 	ret = qp_list(fd, gpu_id, pid, infos, ARRAY_LEN(infos), &n);
@@ -531,6 +533,8 @@ static inline int qp_wait_event(int fd, uint32_t type, uint32_t gpu_id,
 	uint64_t end = now_ns() + timeout_ms * NSEC_PER_MSEC;
 	struct amdqp_event ev[16];
 
+	if (out)
+		memset(out, 0, sizeof(*out));
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		int64_t left = (int64_t)(end - now_ns());
@@ -687,8 +691,12 @@ static inline int owner_start(struct owner *o)
 	if (o->pid < 0)
 		return -errno;
 	if (!o->pid) {
-		close(to_child[1]);
-		close(to_parent[0]);
+		int fd;
+
+		/* Hold nothing of the test's: no inherited holds or queues. */
+		for (fd = 3; fd < 1024; fd++)
+			if (fd != to_child[0] && fd != to_parent[1])
+				close(fd);
 		owner_main(to_child[0], to_parent[1]);
 	}
 	close(to_child[0]);
@@ -778,6 +786,15 @@ static inline void owner_kill(struct owner *o)
 	close(o->reply);
 	waitpid(o->pid, NULL, 0);
 	o->pid = 0;
+}
+
+/* An address nothing is mapped at, hidden from the compiler's checks. */
+static inline void *bad_ptr(void)
+{
+	uintptr_t v = 8;
+
+	__asm__ volatile("" : "+r"(v));
+	return (void *)v;
 }
 
 /* ---- numbers -------------------------------------------------------- */

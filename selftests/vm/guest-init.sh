@@ -13,6 +13,7 @@
 #   AMDQP-CTL begin <tag>  /  AMDQP-CTL end <tag> <sha256>
 # The host side is selftests/vm/run-vm.sh; keep both in step.
 
+echo
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TERM=dumb
 
@@ -80,7 +81,7 @@ finish() {
 			say "--out file $f does not exist in the guest"
 		fi
 	done </amdqp/out.list
-	ctl done
+	ctl "done"
 	exec 3>&-
 	sync
 	poweroff -f

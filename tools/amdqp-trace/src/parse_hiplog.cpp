@@ -103,6 +103,7 @@ private:
             HipQueueRecord q;
             q.pid = pid_;
             q.hwq = hex_after(m, "HWq=").value_or(0);
+            q.device = device_;
             q.size = dec_after(m, "with size ").value_or(0);
             q.priority = static_cast<int>(dec_after(m, "with priority ").value_or(0));
             q.ts_us = ts_;
@@ -122,6 +123,7 @@ private:
             HipQueueRecord q;
             q.pid = pid_;
             q.hwq = hex_after(m, "queue ").value_or(0);
+            q.device = device_;
             q.ts_us = ts_;
             q.created = false;
             sink_.hip_queue(q);

@@ -29,7 +29,7 @@ public:
             parse_header(l, lineno);
             return;
         }
-        if (l.size() > 9 && l[8] == ':') {
+        if (l.size() > 9 && l[8] == ':' && parse_u64(l.substr(0, 8), 16)) {
             parse_regs(l, lineno);
             return;
         }

@@ -28,7 +28,7 @@ public:
             return;
         }
         auto on = l.find(" on device ");
-        if (on != std::string_view::npos && l.size() > 8 && l[8] != ':') {
+        if (on != std::string_view::npos) {
             close_queue(lineno);
             if (!have_proc_)
                 throw ParseError(lineno, "queue line before any 'Process N PASID M:' line");
@@ -52,7 +52,7 @@ public:
             in_mqd_ = false;
             return;
         }
-        if (l.size() > 9 && l[8] == ':') {
+        if (l.size() > 9 && l[8] == ':' && parse_u64(l.substr(0, 8), 16)) {
             parse_dump_line(l, lineno);
             return;
         }

@@ -40,7 +40,7 @@ public:
     }
 
     void finish(uint64_t lineno) override {
-        lineno_ = lineno;
+        lineno_ = lineno ? lineno : 1;
         if (st_ == St::Num)
             end_number();
         else if (st_ == St::Lit)

@@ -46,7 +46,8 @@ struct TraceEvent {
 // A HIP runtime hardware queue (AMD_LOG_LEVEL>=3 "Created SWq=... HWq=...").
 struct HipQueueRecord {
     int64_t pid = 0;
-    uint64_t hwq = 0; // the HSA queue's ring address
+    uint64_t hwq = 0; // the runtime's hardware queue (HSA queue) address
+    int device = 0;   // HIP device index (hipSetDevice)
     uint64_t size = 0;
     int priority = 0;
     double ts_us = 0;

@@ -1,0 +1,588 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * amdqp kfd backend: drives real AMD GPU user queues through the amdkfd
+ * queue control interface (kfd-glue/patches, amdkfd_qctl.h).
+ *
+ * amdgpu is not a link-time dependency: the interface is resolved with
+ * symbol_get() when amdqp loads, and again whenever a module named amdgpu
+ * becomes live (module notifier). Once bound, the symbol references are
+ * dropped again, so that amdgpu stays unloadable: when it goes away,
+ * amdkfd calls our detach callback before tearing anything down, and we
+ * unbind (wait for our calls in flight, unregister our devices, drop every
+ * queue reference). amdqp therefore loads and unloads in either order
+ * relative to amdgpu, and runs with the sim backend only while the glue is
+ * missing.
+ *
+ * Locking, outermost first:
+ *  bind_mutex   serialises bind and unbind.
+ *  be_rwsem     read: held across every call into amdkfd made on behalf of
+ *               the core (suspend/resume); write: flips @bound.
+ *  be_lock      our device list and each device's queue list. Taken in
+ *               amdkfd notifications (possibly under the owner's process
+ *               mutex); amdqp core functions may be called under it.
+ *  kq_mutex     the list of all queue wrappers and their amdkfd
+ *               references. Innermost: nothing is called under it but
+ *               kfd_qctl_queue_put(). It is taken by ops->queue_release,
+ *               which the core may call under its own amdqp_lock.
+ */
+
+#define pr_fmt(fmt) "amdqp: " fmt
+
+#include <linux/atomic.h>
+#include <linux/err.h>
+#include <linux/kernel.h>
+#include <linux/list.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/notifier.h>
+#include <linux/pid.h>
+#include <linux/rwsem.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/amdqp.h>
+
+#include "../amdqp_backend.h"
+#include "amdkfd_qctl.h"
+
+MODULE_IMPORT_NS(AMDKFD_QCTL);
+
+/* The amdkfd functions we use, resolved at bind time. */
+struct kfdbe_api {
+	typeof(&kfd_qctl_register_client) register_client;
+	typeof(&kfd_qctl_unregister_client) unregister_client;
+	typeof(&kfd_qctl_walk_devices) walk_devices;
+	typeof(&kfd_qctl_walk_queues) walk_queues;
+	typeof(&kfd_qctl_queue_get) queue_get;
+	typeof(&kfd_qctl_queue_put) queue_put;
+	typeof(&kfd_qctl_suspend) suspend;
+	typeof(&kfd_qctl_resume) resume;
+};
+
+struct kfdbe_dev {
+	struct list_head node;		/* kfdbe_devs; be_lock */
+	struct list_head queues;	/* kfdbe_queue.dev_node; be_lock */
+	struct amdqp_device *adev;
+	u32 gpu_id;
+	u32 sched_mode;
+	atomic64_t sched_updates;
+	atomic64_t unmap_packets;
+	atomic64_t map_packets;
+	atomic64_t preempt_failures;
+	atomic64_t resets;
+};
+
+struct kfdbe_queue {
+	struct list_head dev_node;	/* kfdbe_dev.queues; be_lock */
+	struct list_head all_node;	/* kfdbe_all_queues; kq_mutex */
+	struct kfd_qctl_queue *h;	/* kq_mutex; NULL once unbound */
+	struct amdqp_queue *aq;
+	struct pid *pid;
+	u32 queue_id;
+};
+
+static DEFINE_MUTEX(bind_mutex);
+static DECLARE_RWSEM(be_rwsem);
+static DEFINE_MUTEX(be_lock);
+static DEFINE_MUTEX(kq_mutex);
+static LIST_HEAD(kfdbe_devs);
+static LIST_HEAD(kfdbe_all_queues);
+static struct kfdbe_api api;
+static bool bound;			/* be_rwsem */
+static bool notifier_registered;
+static struct kfd_qctl_client kfdbe_client;
+
+/* --- ops called by the core ---------------------------------------- */
+
+static int kfdbe_apply(struct amdqp_device *adev, struct amdqp_queue **qs,
+		       unsigned int n, int *results, bool suspend,
+		       u32 grace_us)
+{
+	struct kfdbe_dev *kd = amdqp_device_priv(adev);
+	struct kfd_qctl_queue **hs;
+	unsigned int i;
+	int ret;
+
+	hs = kmalloc_array(n, sizeof(*hs), GFP_KERNEL);
+	if (!hs)
+		return -ENOMEM;
+
+	down_read(&be_rwsem);
+	if (!bound) {
+		ret = -ENODEV;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct kfdbe_queue *kq = amdqp_queue_priv(qs[i]);
+
+		hs[i] = kq->h;
+	}
+	if (suspend)
+		/* 0: the driver's default CP grace period. */
+		ret = api.suspend(hs, n, grace_us ? grace_us : U32_MAX,
+				  results);
+	else
+		ret = api.resume(hs, n, results);
+	if (ret > 0) {
+		atomic64_add(ret, &kd->sched_updates);
+		if (kd->sched_mode == AMDQP_SCHED_HWS) {
+			/* a runlist update unmaps and maps the runlist */
+			atomic64_add(ret, &kd->unmap_packets);
+			atomic64_add(ret, &kd->map_packets);
+		} else {
+			atomic64_add(ret, suspend ? &kd->unmap_packets :
+					 &kd->map_packets);
+		}
+		ret = 0;
+	} else if (ret == -ETIME) {
+		atomic64_inc(&kd->preempt_failures);
+	}
+out:
+	up_read(&be_rwsem);
+	kfree(hs);
+	return ret;
+}
+
+static int kfdbe_suspend(struct amdqp_device *adev, struct amdqp_queue **qs,
+			 unsigned int n, int *results, u32 grace_us)
+{
+	return kfdbe_apply(adev, qs, n, results, true, grace_us);
+}
+
+static int kfdbe_resume(struct amdqp_device *adev, struct amdqp_queue **qs,
+			unsigned int n, int *results)
+{
+	return kfdbe_apply(adev, qs, n, results, false, 0);
+}
+
+static void kfdbe_get_counters(struct amdqp_device *adev,
+			       struct amdqp_dev_counters *c)
+{
+	struct kfdbe_dev *kd = amdqp_device_priv(adev);
+
+	c->sched_updates = atomic64_read(&kd->sched_updates);
+	c->unmap_packets = atomic64_read(&kd->unmap_packets);
+	c->map_packets = atomic64_read(&kd->map_packets);
+	c->preempt_failures = atomic64_read(&kd->preempt_failures);
+	c->resets = atomic64_read(&kd->resets);
+}
+
+/* May run under the core's amdqp_lock: takes kq_mutex only. */
+static void kfdbe_queue_release(struct amdqp_queue *aq)
+{
+	struct kfdbe_queue *kq = amdqp_queue_priv(aq);
+
+	mutex_lock(&kq_mutex);
+	list_del(&kq->all_node);
+	if (kq->h)
+		api.queue_put(kq->h);
+	mutex_unlock(&kq_mutex);
+	put_pid(kq->pid);
+	kfree(kq);
+}
+
+static const struct amdqp_backend_ops kfdbe_ops = {
+	.suspend = kfdbe_suspend,
+	.resume = kfdbe_resume,
+	.get_counters = kfdbe_get_counters,
+	.queue_release = kfdbe_queue_release,
+};
+
+/* --- devices and queues (be_lock held) ------------------------------ */
+
+static struct kfdbe_dev *kfdbe_find_dev(u32 gpu_id)
+{
+	struct kfdbe_dev *kd;
+
+	lockdep_assert_held(&be_lock);
+	list_for_each_entry(kd, &kfdbe_devs, node)
+		if (kd->gpu_id == gpu_id)
+			return kd;
+	return NULL;
+}
+
+static void kfdbe_add_dev(const struct kfd_qctl_device_info *info)
+{
+	struct amdqp_device_desc desc = {
+		.gpu_id = info->gpu_id,
+		.backend = AMDQP_BACKEND_KFD,
+		.num_xcc = info->num_xcc,
+		.ops = &kfdbe_ops,
+	};
+	struct kfdbe_dev *kd;
+
+	lockdep_assert_held(&be_lock);
+	if (kfdbe_find_dev(info->gpu_id))
+		return;
+	switch (info->sched) {
+	case KFD_QCTL_SCHED_HWS:
+		desc.sched_mode = AMDQP_SCHED_HWS;
+		break;
+	case KFD_QCTL_SCHED_MES:
+		desc.sched_mode = AMDQP_SCHED_MES;
+		break;
+	default:
+		pr_info("kfd: gpu 0x%x runs without HWS/MES; not managed\n",
+			info->gpu_id);
+		return;
+	}
+
+	kd = kzalloc(sizeof(*kd), GFP_KERNEL);
+	if (!kd)
+		return;
+	INIT_LIST_HEAD(&kd->queues);
+	kd->gpu_id = info->gpu_id;
+	kd->sched_mode = desc.sched_mode;
+	desc.priv = kd;
+	kd->adev = amdqp_device_register(&desc);
+	if (IS_ERR(kd->adev)) {
+		pr_warn("kfd: cannot register gpu 0x%x: %ld\n", info->gpu_id,
+			PTR_ERR(kd->adev));
+		kfree(kd);
+		return;
+	}
+	list_add_tail(&kd->node, &kfdbe_devs);
+}
+
+/* Forget a device: the core unregisters its remaining queues. */
+static void kfdbe_remove_dev(struct kfdbe_dev *kd)
+{
+	struct kfdbe_queue *kq, *tmp;
+
+	lockdep_assert_held(&be_lock);
+	list_for_each_entry_safe(kq, tmp, &kd->queues, dev_node)
+		list_del_init(&kq->dev_node);
+	list_del(&kd->node);
+	amdqp_device_unregister(kd->adev);
+	kfree(kd);
+}
+
+static void kfdbe_add_queue(struct kfd_qctl_queue *h,
+			    const struct kfd_qctl_queue_info *info)
+{
+	struct amdqp_queue_desc desc = {
+		.owner = info->pid,
+		.uid = info->euid,
+		.queue_id = info->queue_id,
+		.ring_va = info->ring_base,
+		.ring_size = info->ring_size,
+		.priority = min_t(u32, info->priority, AMDQP_PRIORITY_MAX),
+	};
+	struct kfdbe_queue *kq;
+	struct kfdbe_dev *kd;
+
+	lockdep_assert_held(&be_lock);
+	if (!info->pid || info->type == KFD_QCTL_QUEUE_OTHER)
+		return;
+	kd = kfdbe_find_dev(info->gpu_id);
+	if (!kd)
+		return;
+	list_for_each_entry(kq, &kd->queues, dev_node)
+		if (kq->pid == info->pid && kq->queue_id == info->queue_id)
+			return;		/* seen by both a walk and an event */
+
+	kq = kzalloc(sizeof(*kq), GFP_KERNEL);
+	if (!kq)
+		return;
+	kq->pid = get_pid(info->pid);
+	kq->queue_id = info->queue_id;
+	api.queue_get(h);
+	kq->h = h;
+	mutex_lock(&kq_mutex);
+	list_add_tail(&kq->all_node, &kfdbe_all_queues);
+	mutex_unlock(&kq_mutex);
+
+	desc.priv = kq;
+	kq->aq = amdqp_queue_register(kd->adev, &desc);
+	if (IS_ERR(kq->aq)) {
+		mutex_lock(&kq_mutex);
+		list_del(&kq->all_node);
+		api.queue_put(kq->h);
+		mutex_unlock(&kq_mutex);
+		put_pid(kq->pid);
+		kfree(kq);
+		return;
+	}
+	list_add_tail(&kq->dev_node, &kd->queues);
+}
+
+/* Unregister the queues of @pid on @kd, or only @queue_id if @one. */
+static void kfdbe_drop_queues(struct kfdbe_dev *kd, struct pid *pid,
+			      bool one, u32 queue_id)
+{
+	struct kfdbe_queue *kq, *tmp;
+
+	lockdep_assert_held(&be_lock);
+	list_for_each_entry_safe(kq, tmp, &kd->queues, dev_node) {
+		if (kq->pid != pid || (one && kq->queue_id != queue_id))
+			continue;
+		list_del_init(&kq->dev_node);
+		/* may free kq through kfdbe_queue_release() */
+		amdqp_queue_unregister(kq->aq);
+	}
+}
+
+/* --- amdkfd notifications ------------------------------------------- */
+
+static void kfdbe_notify(struct kfd_qctl_client *client,
+			 const struct kfd_qctl_event *ev)
+{
+	struct kfdbe_dev *kd;
+
+	mutex_lock(&be_lock);
+	if (ev->type == KFD_QCTL_EV_DEVICE_ADD) {
+		if (ev->dev)
+			kfdbe_add_dev(ev->dev);
+		goto out;
+	}
+	if (ev->type == KFD_QCTL_EV_QUEUE_CREATE) {
+		if (ev->queue && ev->info)
+			kfdbe_add_queue(ev->queue, ev->info);
+		goto out;
+	}
+	kd = kfdbe_find_dev(ev->gpu_id);
+	if (!kd)
+		goto out;
+
+	switch (ev->type) {
+	case KFD_QCTL_EV_DEVICE_REMOVE:
+		kfdbe_remove_dev(kd);
+		break;
+	case KFD_QCTL_EV_QUEUE_DESTROY:
+		kfdbe_drop_queues(kd, ev->pid, true, ev->queue_id);
+		break;
+	case KFD_QCTL_EV_PROCESS_EXIT:
+		/*
+		 * Our queue references pin the process's KFD state, whose
+		 * release destroys the queues: let go of them now.
+		 */
+		kfdbe_drop_queues(kd, ev->pid, false, 0);
+		amdqp_report_process_exit(kd->adev, ev->pid);
+		break;
+	case KFD_QCTL_EV_GPU_RESET:
+		atomic64_inc(&kd->resets);
+		amdqp_report_reset(kd->adev);
+		break;
+	case KFD_QCTL_EV_PREEMPT_FAIL:
+		atomic64_inc(&kd->preempt_failures);
+		amdqp_report_preempt_failure(kd->adev, ev->error);
+		break;
+	default:
+		break;
+	}
+out:
+	mutex_unlock(&be_lock);
+}
+
+static int kfdbe_walk_dev(const struct kfd_qctl_device_info *info, void *arg)
+{
+	mutex_lock(&be_lock);
+	kfdbe_add_dev(info);
+	mutex_unlock(&be_lock);
+	return 0;
+}
+
+static int kfdbe_walk_queue(struct kfd_qctl_queue *h,
+			    const struct kfd_qctl_queue_info *info, void *arg)
+{
+	mutex_lock(&be_lock);
+	kfdbe_add_queue(h, info);
+	mutex_unlock(&be_lock);
+	return 0;
+}
+
+/* --- binding ---------------------------------------------------------- */
+
+#define KFDBE_GET(field, sym) do {				\
+		api.field = symbol_get(sym);			\
+		if (!api.field)					\
+			missing = #sym;				\
+	} while (0)
+
+#define KFDBE_PUT(field, sym) do {				\
+		if (api.field)					\
+			symbol_put(sym);			\
+	} while (0)
+
+static void kfdbe_put_symbols(void)
+{
+	KFDBE_PUT(register_client, kfd_qctl_register_client);
+	KFDBE_PUT(unregister_client, kfd_qctl_unregister_client);
+	KFDBE_PUT(walk_devices, kfd_qctl_walk_devices);
+	KFDBE_PUT(walk_queues, kfd_qctl_walk_queues);
+	KFDBE_PUT(queue_get, kfd_qctl_queue_get);
+	KFDBE_PUT(queue_put, kfd_qctl_queue_put);
+	KFDBE_PUT(suspend, kfd_qctl_suspend);
+	KFDBE_PUT(resume, kfd_qctl_resume);
+}
+
+static void kfdbe_unbind(bool detached);
+
+static void kfdbe_detach(struct kfd_qctl_client *client)
+{
+	kfdbe_unbind(true);
+	pr_info("kfd backend unbound: amdgpu is going away\n");
+}
+
+/* Caller holds bind_mutex. Returns 0 when bound. */
+static int kfdbe_bind_locked(const char *why)
+{
+	const char *missing = NULL;
+	unsigned int ndev = 0, nq = 0;
+	struct kfdbe_dev *kd;
+	struct kfdbe_queue *kq;
+	int ret;
+
+	lockdep_assert_held(&bind_mutex);
+	if (bound)
+		return 0;
+
+	memset(&api, 0, sizeof(api));
+	KFDBE_GET(register_client, kfd_qctl_register_client);
+	KFDBE_GET(unregister_client, kfd_qctl_unregister_client);
+	KFDBE_GET(walk_devices, kfd_qctl_walk_devices);
+	KFDBE_GET(walk_queues, kfd_qctl_walk_queues);
+	KFDBE_GET(queue_get, kfd_qctl_queue_get);
+	KFDBE_GET(queue_put, kfd_qctl_queue_put);
+	KFDBE_GET(suspend, kfd_qctl_suspend);
+	KFDBE_GET(resume, kfd_qctl_resume);
+	if (missing) {
+		kfdbe_put_symbols();
+		return -ENOENT;
+	}
+
+	down_write(&be_rwsem);
+	bound = true;
+	up_write(&be_rwsem);
+
+	kfdbe_client.api_version = KFD_QCTL_API_VERSION;
+	kfdbe_client.notify = kfdbe_notify;
+	kfdbe_client.detach = kfdbe_detach;
+	INIT_LIST_HEAD(&kfdbe_client.node);
+	ret = api.register_client(&kfdbe_client);
+	if (ret) {
+		down_write(&be_rwsem);
+		bound = false;
+		up_write(&be_rwsem);
+		kfdbe_put_symbols();
+		pr_warn("kfd backend not bound: amdkfd queue control API version mismatch (%d, want %u)\n",
+			ret, KFD_QCTL_API_VERSION);
+		return -EPROTO;
+	}
+
+	/* Events from here on may duplicate what the walks see. */
+	api.walk_devices(kfdbe_walk_dev, NULL);
+	api.walk_queues(kfdbe_walk_queue, NULL);
+
+	/*
+	 * Drop the module references: amdgpu stays unloadable, and tells
+	 * us through kfdbe_detach() before it goes.
+	 */
+	kfdbe_put_symbols();
+
+	amdqp_backend_set_bound(AMDQP_BACKEND_KFD, true);
+	mutex_lock(&be_lock);
+	list_for_each_entry(kd, &kfdbe_devs, node) {
+		ndev++;
+		list_for_each_entry(kq, &kd->queues, dev_node)
+			nq++;
+	}
+	mutex_unlock(&be_lock);
+	pr_info("kfd backend bound (%s): amdkfd queue control API v%u, %u GPU(s), %u queue(s)\n",
+		why, KFD_QCTL_API_VERSION, ndev, nq);
+	return 0;
+}
+
+static void kfdbe_unbind(bool detached)
+{
+	struct kfdbe_dev *kd, *tmp;
+	struct kfdbe_queue *kq;
+
+	mutex_lock(&bind_mutex);
+	if (!bound) {
+		mutex_unlock(&bind_mutex);
+		return;
+	}
+	/* Wait for our calls into amdkfd to return; make no new ones. */
+	down_write(&be_rwsem);
+	bound = false;
+	up_write(&be_rwsem);
+
+	/* Wait for notifications in flight (amdkfd did it if detached). */
+	if (!detached)
+		api.unregister_client(&kfdbe_client);
+
+	mutex_lock(&be_lock);
+	list_for_each_entry_safe(kd, tmp, &kfdbe_devs, node)
+		kfdbe_remove_dev(kd);
+	mutex_unlock(&be_lock);
+
+	/* Queues the core still references no longer pin amdkfd state. */
+	mutex_lock(&kq_mutex);
+	list_for_each_entry(kq, &kfdbe_all_queues, all_node) {
+		if (kq->h)
+			api.queue_put(kq->h);
+		kq->h = NULL;
+	}
+	mutex_unlock(&kq_mutex);
+
+	amdqp_backend_set_bound(AMDQP_BACKEND_KFD, false);
+	mutex_unlock(&bind_mutex);
+}
+
+static int kfdbe_module_event(struct notifier_block *nb, unsigned long state,
+			      void *data)
+{
+	struct module *mod = data;
+	int ret;
+
+	if (state != MODULE_STATE_LIVE || strcmp(mod->name, "amdgpu"))
+		return NOTIFY_DONE;
+
+	mutex_lock(&bind_mutex);
+	ret = kfdbe_bind_locked("amdgpu loaded");
+	mutex_unlock(&bind_mutex);
+	if (ret == -ENOENT)
+		pr_info("kfd backend not bound: amdgpu lacks the amdkfd queue control glue (kfd-glue patches)\n");
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block kfdbe_module_nb = {
+	.notifier_call = kfdbe_module_event,
+};
+
+/**
+ * amdqp_kfd_init - bind the kfd backend if amdkfd offers queue control
+ *
+ * Also arms a module notifier, so that loading amdgpu later binds it.
+ *
+ * Return: 0 when bound now, -ENOENT when the glue is not available (yet),
+ * another negative errno on failure. amdqp works without it.
+ */
+int amdqp_kfd_init(void)
+{
+	int ret;
+
+	ret = register_module_notifier(&kfdbe_module_nb);
+	if (ret)
+		return ret;
+	notifier_registered = true;
+
+	mutex_lock(&bind_mutex);
+	ret = kfdbe_bind_locked("at load");
+	mutex_unlock(&bind_mutex);
+	if (ret == -ENOENT)
+		pr_info("kfd backend not bound: amdkfd queue control API not found (amdgpu not loaded, or built without the kfd-glue patches); will bind when amdgpu loads\n");
+	return ret;
+}
+
+/**
+ * amdqp_kfd_exit - unbind; called at module unload
+ */
+void amdqp_kfd_exit(void)
+{
+	if (notifier_registered) {
+		unregister_module_notifier(&kfdbe_module_nb);
+		notifier_registered = false;
+	}
+	kfdbe_unbind(false);
+}

@@ -1,0 +1,679 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ABI checks for /dev/amdqp (and the sim's chardev): version, unknown
+ * ioctls, structure sizes (shorter structs are zero-extended, longer ones
+ * need a zero tail or get -E2BIG), reserved fields, bounds and bad
+ * pointers. Modelled on iommufd's cmd_length tests.
+ */
+#include "common.h"
+#include "kselftest_harness.h"
+
+#define ABI_GPU_BASE	1000
+
+FIXTURE(abi) {
+	int qfd;
+	int sfd;
+	int gpu;
+	uint32_t qid;
+};
+
+FIXTURE_SETUP(abi)
+{
+	self->qfd = self->sfd = -1;
+	self->gpu = 0;
+	if (!sim_available())
+		SKIP(return, "amdqp and amdqp_sim not loaded");
+	self->gpu = sim_new_device(ABI_GPU_BASE, "hws", 2, 4);
+	ASSERT_LT(0, self->gpu);
+	self->qfd = qp_open();
+	ASSERT_LE(0, self->qfd);
+	self->sfd = sim_open();
+	ASSERT_LE(0, self->sfd);
+	ASSERT_EQ(0, sim_create(self->sfd, self->gpu, 5, &self->qid));
+}
+
+FIXTURE_TEARDOWN(abi)
+{
+	if (self->sfd >= 0)
+		close(self->sfd);
+	if (self->qfd >= 0)
+		close(self->qfd);
+	if (self->gpu > 0)
+		sim_del_device(self->gpu);
+}
+
+/* ioctl with a size of our choosing in the command number. */
+static int ioc(int fd, unsigned int dir, unsigned int nr, unsigned int size,
+	       void *arg)
+{
+	return ioctl(fd, _IOC(dir, AMDQP_IOC_MAGIC, nr, size), arg) ? -errno : 0;
+}
+
+#define RW	(_IOC_READ | _IOC_WRITE)
+
+TEST_F(abi, version)
+{
+	struct amdqp_version v;
+
+	memset(&v, 0xa5, sizeof(v));
+	ASSERT_EQ(0, ioctl(self->qfd, AMDQP_IOC_GET_VERSION, &v));
+	EXPECT_EQ(AMDQP_VERSION_MAJOR, v.major);
+	EXPECT_LE(AMDQP_VERSION_MINOR, v.minor);
+	EXPECT_EQ(AMDQP_MAX_BATCH, v.max_batch);
+	EXPECT_EQ(AMDQP_PRIORITY_MAX, v.priority_max);
+	EXPECT_TRUE(v.backends & AMDQP_BACKEND_SIM);
+	EXPECT_LE(1, v.num_devices);
+	EXPECT_EQ(0, v.pad);
+	EXPECT_EQ(0, v.reserved);
+	EXPECT_EQ(0, v.features);
+}
+
+/* An older, shorter struct gets what fits and nothing beyond it. */
+TEST_F(abi, version_short_and_long)
+{
+	unsigned char buf[sizeof(struct amdqp_version) + 16];
+	struct amdqp_version v;
+	size_t i;
+
+	memset(buf, 0xa5, sizeof(buf));
+	ASSERT_EQ(0, ioc(self->qfd, _IOC_READ, 0x00, 8, buf));
+	memcpy(&v, buf, 8);
+	EXPECT_EQ(AMDQP_VERSION_MAJOR, v.major);
+	for (i = 8; i < sizeof(buf); i++)
+		ASSERT_EQ(0xa5, buf[i]) TH_LOG("byte %zu written", i);
+
+	/* A newer, longer struct: the kernel fills what it knows. */
+	memset(buf, 0xa5, sizeof(buf));
+	ASSERT_EQ(0, ioc(self->qfd, _IOC_READ, 0x00, sizeof(buf), buf));
+	memcpy(&v, buf, sizeof(v));
+	EXPECT_EQ(AMDQP_VERSION_MAJOR, v.major);
+	EXPECT_EQ(AMDQP_MAX_BATCH, v.max_batch);
+}
+
+TEST_F(abi, unknown_ioctl)
+{
+	unsigned char buf[64] = { 0 };
+	unsigned int nr;
+
+	for (nr = 0x09; nr <= 0x4f; nr++) {
+		errno = 0;
+		EXPECT_EQ(-1, ioctl(self->qfd, _IOWR(AMDQP_IOC_MAGIC, nr,
+						       struct amdqp_batch), buf));
+		EXPECT_EQ(ENOTTY, errno) TH_LOG("nr 0x%x", nr);
+	}
+	EXPECT_EQ(-1, ioctl(self->qfd, _IO('x', 0)));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(self->qfd, _IOWR('x', 4, struct amdqp_batch), buf));
+	EXPECT_EQ(ENOTTY, errno);
+	/* The sim's ioctls are not /dev/amdqp's, and the other way round. */
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_SIM_IOC_QUERY, buf));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(self->sfd, AMDQP_IOC_GET_VERSION, buf));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(self->sfd, AMDQP_IOC_SUSPEND, buf));
+	EXPECT_EQ(ENOTTY, errno);
+}
+
+TEST_F(abi, list_devices)
+{
+	struct amdqp_device_info infos[64], *mine = NULL;
+	struct amdqp_list_devices l = { 0 };
+	uint32_t i, total;
+
+	/* Capacity 0: just the count. */
+	ASSERT_EQ(0, ioctl(self->qfd, AMDQP_IOC_LIST_DEVICES, &l));
+	EXPECT_LE(1, l.count);
+	EXPECT_EQ(0, l.filled);
+	EXPECT_EQ(sizeof(struct amdqp_device_info), l.info_size);
+	total = l.count;
+
+	memset(infos, 0, sizeof(infos));
+	l = (struct amdqp_list_devices){ .devices = (uintptr_t)infos,
+					 .count = ARRAY_LEN(infos),
+					 .info_size = sizeof(infos[0]) };
+	ASSERT_EQ(0, ioctl(self->qfd, AMDQP_IOC_LIST_DEVICES, &l));
+	EXPECT_EQ(total, l.count);
+	EXPECT_EQ(total, l.filled);
+	for (i = 0; i < l.filled; i++)
+		if (infos[i].gpu_id == (uint32_t)self->gpu)
+			mine = &infos[i];
+	ASSERT_NE(NULL, mine);
+	EXPECT_EQ(AMDQP_BACKEND_SIM, mine->backend);
+	EXPECT_EQ(AMDQP_SCHED_HWS, mine->sched_mode);
+	EXPECT_EQ(2, mine->num_xcc);
+	EXPECT_EQ(1, mine->num_queues);
+	EXPECT_EQ(0, mine->num_suspended);
+}
+
+/* A caller that knows only the first 16 bytes of each entry. */
+TEST_F(abi, list_devices_small_entries)
+{
+	unsigned char buf[64 * 16 + 16];
+	struct amdqp_list_devices l = { .devices = (uintptr_t)buf,
+					.count = 64, .info_size = 16 };
+	struct amdqp_device_info di;
+	uint32_t i;
+	bool found = false;
+
+	memset(buf, 0xa5, sizeof(buf));
+	ASSERT_EQ(0, ioctl(self->qfd, AMDQP_IOC_LIST_DEVICES, &l));
+	ASSERT_LE(1, l.filled);
+	EXPECT_EQ(sizeof(struct amdqp_device_info), l.info_size);
+	for (i = 0; i < l.filled; i++) {
+		memcpy(&di, buf + i * 16, 16);
+		if (di.gpu_id == (uint32_t)self->gpu) {
+			found = true;
+			EXPECT_EQ(AMDQP_SCHED_HWS, di.sched_mode);
+		}
+	}
+	EXPECT_TRUE(found);
+	EXPECT_EQ(0xa5, buf[l.filled * 16]);
+
+	/* Entry sizes that are not a multiple of 8 or below 8. */
+	l = (struct amdqp_list_devices){ .devices = (uintptr_t)buf,
+					 .count = 1, .info_size = 4 };
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_LIST_DEVICES, &l));
+	EXPECT_EQ(EINVAL, errno);
+	l.info_size = 12;
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_LIST_DEVICES, &l));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(abi, list_queues)
+{
+	struct amdqp_queue_info qi, infos[4];
+	uint64_t t = now_ns();
+	uint32_t n = 99;
+
+	ASSERT_EQ(0, qp_queue_info(self->qfd, getpid(), self->gpu, self->qid,
+				   &qi));
+	EXPECT_EQ(getpid(), (pid_t)qi.pid);
+	EXPECT_EQ(getuid(), qi.uid);
+	EXPECT_EQ(5, qi.priority);
+	EXPECT_EQ(0, qi.state);
+	EXPECT_EQ(0, qi.holders);
+	EXPECT_EQ(AMDQP_BACKEND_SIM, qi.backend);
+	EXPECT_NE(0, qi.ring_va);
+	EXPECT_EQ(64 * 1024, qi.ring_size);
+	EXPECT_EQ(0, qi.suspend_count);
+	EXPECT_EQ(0, qi.suspended_ns);
+	EXPECT_LT(0, qi.created_ns);
+	EXPECT_GE(t, qi.created_ns);
+
+	/* pid filter: a pid with no queues lists nothing. */
+	ASSERT_EQ(0, qp_list(self->qfd, self->gpu, getppid(), infos, 4, &n));
+	EXPECT_EQ(0, n);
+}
+
+TEST_F(abi, list_queues_bad)
+{
+	struct amdqp_queue_info qi[2];
+	struct amdqp_list_queues l = { .queues = (uintptr_t)qi, .count = 2,
+				       .info_size = sizeof(qi[0]),
+				       .gpu_id = self->gpu };
+
+	l.flags = 1;
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_LIST_QUEUES, &l));
+	EXPECT_EQ(EINVAL, errno);
+	l.flags = 0;
+	l.info_size = 3;
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_LIST_QUEUES, &l));
+	EXPECT_EQ(EINVAL, errno);
+	l.info_size = sizeof(qi[0]);
+	l.queues = 8;	/* unmapped */
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_LIST_QUEUES, &l));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_LIST_QUEUES, NULL));
+	EXPECT_EQ(EFAULT, errno);
+}
+
+/*
+ * Every ioctl that takes a struct: a longer struct whose tail is not zero
+ * is -E2BIG; the same with a zero tail works.
+ */
+TEST_F(abi, long_struct_tail)
+{
+	struct amdqp_queue_ref ref = qref(getpid(), self->gpu, self->qid);
+	struct amdqp_device_info di[8];
+	struct amdqp_queue_info qi[8];
+	uint32_t gpus[1] = { self->gpu };
+	union {
+		struct amdqp_list_devices ld;
+		struct amdqp_list_queues lq;
+		struct amdqp_set_priority sp;
+		struct amdqp_batch b;
+		struct amdqp_gpu_set gs;
+		struct amdqp_event_mask em;
+		unsigned char raw[256];
+	} u;
+	struct {
+		unsigned int nr;
+		unsigned int dir;
+		unsigned int size;
+	} cases[] = {
+		{ 0x01, RW, sizeof(struct amdqp_list_devices) },
+		{ 0x02, RW, sizeof(struct amdqp_list_queues) },
+		{ 0x03, RW, sizeof(struct amdqp_set_priority) },
+		{ 0x04, RW, sizeof(struct amdqp_batch) },
+		{ 0x05, RW, sizeof(struct amdqp_batch) },
+		{ 0x06, RW, sizeof(struct amdqp_gpu_set) },
+		{ 0x07, RW, sizeof(struct amdqp_gpu_set) },
+		{ 0x08, _IOC_WRITE, sizeof(struct amdqp_event_mask) },
+	};
+	unsigned int i, tail;
+
+	for (i = 0; i < ARRAY_LEN(cases); i++) {
+		for (tail = 0; tail < 2; tail++) {
+			int ret;
+
+			memset(&u, 0, sizeof(u));
+			switch (cases[i].nr) {
+			case 0x01:
+				u.ld.devices = (uintptr_t)di;
+				u.ld.count = 8;
+				u.ld.info_size = sizeof(di[0]);
+				break;
+			case 0x02:
+				u.lq.queues = (uintptr_t)qi;
+				u.lq.count = 8;
+				u.lq.info_size = sizeof(qi[0]);
+				break;
+			case 0x03:
+				u.sp.ref = ref;
+				u.sp.priority = 5;
+				break;
+			case 0x04:
+			case 0x05:
+				u.b.refs = (uintptr_t)&ref;
+				u.b.count = 1;
+				u.b.ref_size = sizeof(ref);
+				break;
+			case 0x06:
+				u.gs.priority = 1;
+				/* fallthrough */
+			case 0x07:
+				u.gs.gpu_ids = (uintptr_t)gpus;
+				u.gs.num_gpus = 1;
+				break;
+			case 0x08:
+				u.em.mask = 1ULL << AMDQP_EVENT_GPU_RESET;
+				break;
+			}
+			u.raw[cases[i].size + 7] = tail ? 0x5a : 0;
+			ret = ioc(self->qfd, cases[i].dir, cases[i].nr,
+				  cases[i].size + 8, &u);
+			if (tail) {
+				EXPECT_EQ(-E2BIG, ret)
+					TH_LOG("nr 0x%x nonzero tail",
+					       cases[i].nr);
+			} else {
+				EXPECT_EQ(0, ret)
+					TH_LOG("nr 0x%x zero tail",
+					       cases[i].nr);
+			}
+		}
+	}
+	/* Whatever ran must not have left the queue suspended. */
+	EXPECT_EQ(0, qp_state(self->qfd, getpid(), self->gpu, self->qid) &
+		     AMDQP_QSTATE_SUSPENDED);
+}
+
+/* Short structs are zero-extended: a batch without count/ref_size is bad. */
+TEST_F(abi, short_struct)
+{
+	struct amdqp_queue_ref ref = qref(getpid(), self->gpu, self->qid);
+	struct amdqp_batch b = { .refs = (uintptr_t)&ref, .count = 1,
+				 .ref_size = sizeof(ref) };
+
+	EXPECT_EQ(-EINVAL, ioc(self->qfd, RW, 0x04, 8, &b));
+	EXPECT_EQ(-EINVAL, ioc(self->qfd, RW, 0x04, 12, &b));
+	EXPECT_EQ(-EINVAL, ioc(self->qfd, RW, 0x05, 8, &b));
+	/* Up to ref_size is enough: the rest are zero/out fields. */
+	EXPECT_EQ(0, ioc(self->qfd, RW, 0x04, 16, &b));
+	EXPECT_EQ(0, ref.result);
+	EXPECT_EQ(0, ioc(self->qfd, RW, 0x05, 16, &b));
+	EXPECT_EQ(0, ref.result);
+	EXPECT_EQ(0, qp_state(self->qfd, getpid(), self->gpu, self->qid));
+}
+
+TEST_F(abi, batch_bounds)
+{
+	struct amdqp_queue_ref *refs;
+	struct amdqp_batch b;
+	unsigned int i;
+
+	refs = calloc(AMDQP_MAX_BATCH + 1, sizeof(*refs));
+	ASSERT_NE(NULL, refs);
+	for (i = 0; i <= AMDQP_MAX_BATCH; i++)
+		refs[i] = qref(getpid(), self->gpu, 0xdead0000 + i);
+
+	EXPECT_EQ(-EINVAL, qp_batch(self->qfd, AMDQP_IOC_SUSPEND, refs, 0,
+				    NULL));
+	EXPECT_EQ(-EINVAL, qp_batch(self->qfd, AMDQP_IOC_RESUME, refs, 0,
+				    NULL));
+	EXPECT_EQ(-EINVAL, qp_batch(self->qfd, AMDQP_IOC_SUSPEND, refs,
+				    AMDQP_MAX_BATCH + 1, NULL));
+	EXPECT_EQ(-EINVAL, qp_batch(self->qfd, AMDQP_IOC_RESUME, refs,
+				    AMDQP_MAX_BATCH + 1, NULL));
+	ASSERT_EQ(0, qp_batch(self->qfd, AMDQP_IOC_SUSPEND, refs,
+			      AMDQP_MAX_BATCH, &b));
+	EXPECT_EQ(0, b.done);
+	for (i = 0; i < AMDQP_MAX_BATCH; i++)
+		ASSERT_EQ(-ENOENT, refs[i].result) TH_LOG("entry %u", i);
+	free(refs);
+}
+
+TEST_F(abi, batch_ref_size)
+{
+	/* Entries of 48 bytes: 40 known + a tail the kernel must skip. */
+	unsigned char buf[2 * 48];
+	struct amdqp_queue_ref r0 = qref(getpid(), self->gpu, self->qid);
+	struct amdqp_queue_ref r1 = qref(getpid(), self->gpu, 0xdead);
+	struct amdqp_batch b = { .refs = (uintptr_t)buf, .count = 2,
+				 .ref_size = 48 };
+	static const unsigned int bad[] = { 0, 4, 8, 12, 20, 44 };
+	unsigned int i;
+
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, &r0, sizeof(r0));
+	memcpy(buf + 48, &r1, sizeof(r1));
+	ASSERT_EQ(0, ioctl(self->qfd, AMDQP_IOC_SUSPEND, &b));
+	EXPECT_EQ(1, b.done);
+	memcpy(&r0, buf, sizeof(r0));
+	memcpy(&r1, buf + 48, sizeof(r1));
+	EXPECT_EQ(0, r0.result);
+	EXPECT_EQ(AMDQP_QSTATE_SUSPENDED | AMDQP_QSTATE_HELD, r0.state);
+	EXPECT_EQ(-ENOENT, r1.result);
+	for (i = 40; i < 48; i++)
+		EXPECT_EQ(0, buf[i]) TH_LOG("tail byte %u written", i);
+
+	/* A non-zero tail in an entry is E2BIG. */
+	buf[48 + 47] = 1;
+	b.done = 0;
+	errno = 0;
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_RESUME, &b));
+	EXPECT_EQ(E2BIG, errno);
+	buf[48 + 47] = 0;
+	ASSERT_EQ(0, ioctl(self->qfd, AMDQP_IOC_RESUME, &b));
+	EXPECT_EQ(1, b.done);
+
+	for (i = 0; i < ARRAY_LEN(bad); i++) {
+		b.ref_size = bad[i];
+		errno = 0;
+		EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_SUSPEND, &b));
+		EXPECT_EQ(EINVAL, errno) TH_LOG("ref_size %u", bad[i]);
+	}
+	EXPECT_EQ(0, qp_state(self->qfd, getpid(), self->gpu, self->qid));
+}
+
+TEST_F(abi, reserved_fields)
+{
+	struct amdqp_queue_ref ref = qref(getpid(), self->gpu, self->qid);
+	struct amdqp_batch b;
+	struct amdqp_set_priority sp;
+	struct amdqp_gpu_set gs;
+	struct amdqp_list_devices ld;
+	struct amdqp_event_mask em;
+	uint32_t gpus[1] = { self->gpu };
+	int ret;
+
+#define BATCH_INIT { .refs = (uintptr_t)&ref, .count = 1, \
+		     .ref_size = sizeof(ref) }
+	b = (struct amdqp_batch)BATCH_INIT;
+	b.flags = 1;
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_SUSPEND, &b));
+	EXPECT_EQ(EINVAL, errno);
+	b = (struct amdqp_batch)BATCH_INIT;
+	b.flags = 0x80000000;
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_RESUME, &b));
+	EXPECT_EQ(EINVAL, errno);
+	b = (struct amdqp_batch)BATCH_INIT;
+	b.pad = 1;
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_SUSPEND, &b));
+	EXPECT_EQ(EINVAL, errno);
+	b = (struct amdqp_batch)BATCH_INIT;
+	b.grace_us = 1000;	/* only for suspend */
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_RESUME, &b));
+	EXPECT_EQ(EINVAL, errno);
+
+	/* Unknown ref flags: the request or the entry is invalid. */
+	b = (struct amdqp_batch)BATCH_INIT;
+	ref.flags = 0x100;
+	ref.result = 0;
+	ret = ioctl(self->qfd, AMDQP_IOC_SUSPEND, &b) ? -errno : 0;
+	if (ret) {
+		EXPECT_EQ(-EINVAL, ret);
+	} else {
+		EXPECT_EQ(-EINVAL, ref.result);
+	}
+	ref.flags = 0;
+	EXPECT_EQ(0, qp_state(self->qfd, getpid(), self->gpu, self->qid));
+
+	sp = (struct amdqp_set_priority){ .ref = ref, .priority = 4,
+					  .flags = 1 };
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_SET_PRIORITY, &sp));
+	EXPECT_EQ(EINVAL, errno);
+
+	gs = (struct amdqp_gpu_set){ .gpu_ids = (uintptr_t)gpus,
+				     .num_gpus = 1, .priority = 3, .flags = 1 };
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_SUSPEND_BELOW, &gs));
+	EXPECT_EQ(EINVAL, errno);
+	gs.flags = 0;
+	gs.pad = 1;
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_SUSPEND_BELOW, &gs));
+	EXPECT_EQ(EINVAL, errno);
+	gs.pad = 0;
+	gs.reserved = 1;
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_SUSPEND_BELOW, &gs));
+	EXPECT_EQ(EINVAL, errno);
+	gs.reserved = 0;
+	/* RESUME_ALL: priority and grace_us must be zero. */
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_RESUME_ALL, &gs));
+	EXPECT_EQ(EINVAL, errno);
+	gs.priority = 0;
+	gs.grace_us = 5;
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_RESUME_ALL, &gs));
+	EXPECT_EQ(EINVAL, errno);
+	gs.grace_us = 0;
+	gs.flags = 2;
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_RESUME_ALL, &gs));
+	EXPECT_EQ(EINVAL, errno);
+
+	ld = (struct amdqp_list_devices){ .pad = 1 };
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_LIST_DEVICES, &ld));
+	EXPECT_EQ(EINVAL, errno);
+
+	em.mask = 1ULL << (AMDQP_EVENT_MAX + 1);
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_SET_EVENT_MASK, &em));
+	EXPECT_EQ(EINVAL, errno);
+	em.mask = 1ULL << 63;
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_SET_EVENT_MASK, &em));
+	EXPECT_EQ(EINVAL, errno);
+#undef BATCH_INIT
+}
+
+TEST_F(abi, priority_range)
+{
+	uint32_t gpus[1] = { self->gpu };
+	struct amdqp_queue_info qi;
+	struct amdqp_gpu_set gs;
+	uint32_t q;
+	int res;
+
+	EXPECT_EQ(-EINVAL, qp_set_priority(self->qfd, getpid(), self->gpu,
+					   self->qid, AMDQP_PRIORITY_MAX + 1,
+					   &res));
+	EXPECT_EQ(-EINVAL, qp_set_priority(self->qfd, getpid(), self->gpu,
+					   self->qid, 0xffffffff, &res));
+	ASSERT_EQ(0, qp_queue_info(self->qfd, getpid(), self->gpu, self->qid,
+				   &qi));
+	EXPECT_EQ(5, qi.priority);
+
+	/* SUSPEND_BELOW accepts MAX + 1 ("everything"), nothing above. */
+	EXPECT_EQ(-EINVAL, qp_gpu_set(self->qfd, AMDQP_IOC_SUSPEND_BELOW, gpus,
+				      1, AMDQP_PRIORITY_MAX + 2, &gs));
+	ASSERT_EQ(0, qp_gpu_set(self->qfd, AMDQP_IOC_SUSPEND_BELOW, gpus, 1,
+				AMDQP_PRIORITY_MAX + 1, &gs));
+	EXPECT_EQ(0, gs.affected);	/* our own queue is exempt */
+
+	/* The sim refuses priorities out of range at creation. */
+	EXPECT_EQ(-EINVAL, sim_create(self->sfd, self->gpu,
+				      AMDQP_PRIORITY_MAX + 1, &q));
+	ASSERT_EQ(0, sim_create(self->sfd, self->gpu, AMDQP_PRIORITY_MAX, &q));
+	ASSERT_EQ(0, sim_create(self->sfd, self->gpu, AMDQP_PRIORITY_MIN, &q));
+}
+
+TEST_F(abi, gpu_set_bounds)
+{
+	uint32_t *gpus = calloc(AMDQP_MAX_BATCH + 1, sizeof(*gpus));
+	struct amdqp_gpu_set gs;
+	unsigned int i;
+	int ret;
+
+	ASSERT_NE(NULL, gpus);
+	for (i = 0; i <= AMDQP_MAX_BATCH; i++)
+		gpus[i] = self->gpu;
+	EXPECT_EQ(-EINVAL, qp_gpu_set(self->qfd, AMDQP_IOC_SUSPEND_BELOW, gpus,
+				      AMDQP_MAX_BATCH + 1, 1, &gs));
+	EXPECT_EQ(-EINVAL, qp_gpu_set(self->qfd, AMDQP_IOC_RESUME_ALL, gpus,
+				      AMDQP_MAX_BATCH + 1, 0, &gs));
+	EXPECT_EQ(0, qp_gpu_set(self->qfd, AMDQP_IOC_RESUME_ALL, gpus,
+				AMDQP_MAX_BATCH, 0, &gs));
+	EXPECT_EQ(0, gs.affected);
+
+	/* A gpu id that does not exist is an error, not "nothing". */
+	gpus[0] = 0x7ffffff0;
+	ret = qp_gpu_set(self->qfd, AMDQP_IOC_SUSPEND_BELOW, gpus, 1, 16, &gs);
+	EXPECT_TRUE(ret == -ENODEV || ret == -EINVAL || ret == -ENOENT)
+		TH_LOG("unknown gpu: %d", ret);
+	free(gpus);
+}
+
+TEST_F(abi, bad_pointers)
+{
+	struct amdqp_queue_ref ref = qref(getpid(), self->gpu, self->qid);
+	struct amdqp_batch b = { .refs = 0, .count = 1,
+				 .ref_size = sizeof(ref) };
+	struct amdqp_list_devices ld = { .devices = 8, .count = 4,
+					 .info_size = 64 };
+	struct amdqp_gpu_set gs = { .gpu_ids = 16, .num_gpus = 1,
+				    .priority = 3 };
+	void *ro;
+
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_SUSPEND, &b));
+	EXPECT_EQ(EFAULT, errno);
+	b.refs = (uint64_t)-4096;
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_SUSPEND, &b));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_RESUME, &b));
+	EXPECT_EQ(EFAULT, errno);
+	/* The struct itself. */
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_SUSPEND, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_GET_VERSION, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_SET_PRIORITY, (void *)8));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_SET_EVENT_MASK, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_LIST_DEVICES, &ld));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_SUSPEND_BELOW, &gs));
+	EXPECT_EQ(EFAULT, errno);
+	gs.priority = 0;
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_RESUME_ALL, &gs));
+	EXPECT_EQ(EFAULT, errno);
+
+	/* Readable but not writable refs: results cannot be written back. */
+	ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	memcpy(ro, &ref, sizeof(ref));
+	ASSERT_EQ(0, mprotect(ro, 4096, PROT_READ));
+	b.refs = (uintptr_t)ro;
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_SUSPEND, &b));
+	EXPECT_EQ(EFAULT, errno);
+	/* Whatever happened, closing this fd would undo it; resume works. */
+	memcpy(&ref, ro, sizeof(ref));
+	munmap(ro, 4096);
+	qp_resume1(self->qfd, getpid(), self->gpu, self->qid);
+	EXPECT_EQ(0, qp_state(self->qfd, getpid(), self->gpu, self->qid) &
+		     AMDQP_QSTATE_HELD);
+}
+
+/* Random bytes in every request: errors, never success or a crash. */
+TEST_F(abi, garbage)
+{
+	static const unsigned long cmds[] = {
+		AMDQP_IOC_LIST_DEVICES, AMDQP_IOC_LIST_QUEUES,
+		AMDQP_IOC_SET_PRIORITY, AMDQP_IOC_SUSPEND, AMDQP_IOC_RESUME,
+		AMDQP_IOC_SUSPEND_BELOW, AMDQP_IOC_RESUME_ALL,
+		AMDQP_IOC_SET_EVENT_MASK,
+	};
+	unsigned char buf[256];
+	struct amdqp_version v;
+	unsigned int i, j, ok = 0;
+
+	srandom(12345);
+	for (i = 0; i < 400; i++) {
+		unsigned long cmd = cmds[i % ARRAY_LEN(cmds)];
+
+		for (j = 0; j < sizeof(buf); j++)
+			buf[j] = random();
+		if (!ioctl(self->qfd, cmd, buf)) {
+			ok++;
+			continue;
+		}
+		EXPECT_TRUE(errno == EINVAL || errno == EFAULT ||
+			    errno == E2BIG || errno == ENOENT ||
+			    errno == ENODEV || errno == EPERM)
+			TH_LOG("cmd 0x%lx errno %d", cmd, errno);
+	}
+	/* All-random structs have non-zero reserved bits w.h.p. */
+	EXPECT_GT(20, ok);
+	ASSERT_EQ(0, qp_version(self->qfd, &v));
+	EXPECT_EQ(0, qp_state(self->qfd, getpid(), self->gpu, self->qid) &
+		     AMDQP_QSTATE_SUSPENDED);
+}
+
+TEST_F(abi, sim_bad_input)
+{
+	struct amdqp_sim_create_queue c = { .gpu_id = self->gpu,
+					    .priority = 1, .flags = 1 };
+	struct amdqp_sim_query q;
+	uint32_t id;
+	uint64_t seq;
+	int other;
+
+	EXPECT_EQ(-1, ioctl(self->sfd, AMDQP_SIM_IOC_CREATE_QUEUE, &c));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_NE(0, sim_create(self->sfd, 0x7ffffff0, 1, &id));
+	EXPECT_EQ(-EINVAL, sim_submit(self->sfd, self->gpu, self->qid, 1000, 0,
+				      1, &seq));
+	EXPECT_EQ(-EINVAL, sim_submit(self->sfd, self->gpu, self->qid, 1000,
+				      4097, 1, &seq));
+	EXPECT_EQ(-EINVAL, sim_submit(self->sfd, self->gpu, self->qid, 0, 1, 1,
+				      &seq));
+	EXPECT_EQ(-EINVAL, sim_submit(self->sfd, self->gpu, self->qid,
+				      10 * NSEC_PER_SEC + 1, 1, 1, &seq));
+	EXPECT_EQ(-ENOENT, sim_destroy(self->sfd, self->gpu, 0xdead));
+	EXPECT_NE(0, sim_query(self->sfd, self->gpu, 0xdead, &q));
+	memset(&q, 0, sizeof(q));
+	q.gpu_id = self->gpu;
+	q.queue_id = self->qid;
+	q.pad = 1;
+	EXPECT_EQ(-1, ioctl(self->sfd, AMDQP_SIM_IOC_QUERY, &q));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(self->sfd, _IO(AMDQP_SIM_IOC_MAGIC, 0x4f)));
+	EXPECT_EQ(ENOTTY, errno);
+
+	/* Another fd cannot submit to or destroy our queue. */
+	other = sim_open();
+	ASSERT_LE(0, other);
+	EXPECT_NE(0, sim_submit(other, self->gpu, self->qid, 1000, 1, 1, &seq));
+	EXPECT_NE(0, sim_destroy(other, self->gpu, self->qid));
+	close(other);
+	EXPECT_EQ(0, qp_state(self->qfd, getpid(), self->gpu, self->qid));
+}
+
+TEST_HARNESS_MAIN

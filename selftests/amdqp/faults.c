@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Injected faults: preemption timeouts (-ETIME), a busy backend (-EBUSY),
+ * GPU reset and device removal while queues are suspended, and the
+ * starvation watchdog. After each, the state must be consistent: a queue
+ * is off the hardware exactly when some fd holds it.
+ */
+#include "common.h"
+#include "kselftest_harness.h"
+
+#define FAULTS_GPU_BASE	7000
+#define NQ		3
+
+FIXTURE(faults) {
+	int qfd;
+	int sfd;
+	int gpu;
+	uint32_t qid[NQ];
+	struct amdqp_queue_ref refs[NQ];
+	uint64_t max_suspend_ms;
+	uint64_t cooldown_ms;
+	bool params_saved;
+};
+
+FIXTURE_VARIANT(faults) {
+	const char *mode;
+	bool hws;
+};
+
+FIXTURE_VARIANT_ADD(faults, hws) {
+	.mode = "hws",
+	.hws = true,
+};
+
+FIXTURE_VARIANT_ADD(faults, mes) {
+	.mode = "mes",
+	.hws = false,
+};
+
+FIXTURE_SETUP(faults)
+{
+	unsigned int i;
+
+	self->qfd = self->sfd = -1;
+	self->gpu = 0;
+	self->params_saved = false;
+	if (!sim_available())
+		SKIP(return, "amdqp and amdqp_sim not loaded");
+	ASSERT_EQ(0, qp_param_get("max_suspend_ms", &self->max_suspend_ms));
+	ASSERT_EQ(0, qp_param_get("cooldown_ms", &self->cooldown_ms));
+	self->params_saved = true;
+	self->gpu = sim_new_device(FAULTS_GPU_BASE, variant->mode, 1, 4);
+	ASSERT_LT(0, self->gpu);
+	self->qfd = qp_open();
+	ASSERT_LE(0, self->qfd);
+	self->sfd = sim_open();
+	ASSERT_LE(0, self->sfd);
+	for (i = 0; i < NQ; i++) {
+		ASSERT_EQ(0, sim_create(self->sfd, self->gpu, 2, &self->qid[i]));
+		self->refs[i] = qref(getpid(), self->gpu, self->qid[i]);
+	}
+}
+
+FIXTURE_TEARDOWN(faults)
+{
+	if (self->params_saved) {
+		qp_param_set("max_suspend_ms", self->max_suspend_ms);
+		qp_param_set("cooldown_ms", self->cooldown_ms);
+	}
+	if (self->sfd >= 0)
+		close(self->sfd);
+	if (self->qfd >= 0)
+		close(self->qfd);
+	if (self->gpu > 0)
+		sim_del_device(self->gpu);
+}
+
+/*
+ * Check that the queue's amdqp state agrees with @held (this fd holds it,
+ * nobody else does) and with the sim's mapped flag.
+ */
+static int consistent(int qfd, int sfd, uint32_t gpu, uint32_t qid,
+		      bool held)
+{
+	struct amdqp_queue_info qi;
+	struct amdqp_sim_query q;
+	uint32_t want = held ? AMDQP_QSTATE_SUSPENDED | AMDQP_QSTATE_HELD : 0;
+
+	if (qp_queue_info(qfd, getpid(), gpu, qid, &qi))
+		return -1;
+	if (sim_query(sfd, gpu, qid, &q))
+		return -2;
+	if ((qi.state & ~AMDQP_QSTATE_COOLDOWN) != want)
+		return -3;
+	if (qi.holders != (held ? 1 : 0))
+		return -4;
+	if (q.mapped != !held)
+		return -5;
+	return 0;
+}
+
+TEST_F(faults, preempt_timeout)
+{
+	struct amdqp_device_info d0, d1;
+	struct amdqp_sim_query q;
+	struct amdqp_event ev;
+	struct amdqp_batch b;
+	uint64_t r, seq;
+
+	ASSERT_EQ(0, qp_set_mask(self->qfd, 1ULL << AMDQP_EVENT_PREEMPT_FAILED));
+	ASSERT_EQ(0, sim_submit(self->sfd, self->gpu, self->qid[0],
+				20 * NSEC_PER_MSEC, 100, 1, &seq));
+	ASSERT_EQ(0, qp_dev_info(self->qfd, self->gpu, &d0));
+	ASSERT_EQ(0, sim_knob_set(self->gpu, "fail_preempt", 1));
+	self->refs[0].result = 0x7777;
+	ASSERT_EQ(0, qp_batch(self->qfd, AMDQP_IOC_SUSPEND, self->refs, 1, &b));
+	EXPECT_EQ(-ETIME, self->refs[0].result);
+	EXPECT_EQ(0, b.done);
+	EXPECT_EQ(0, self->refs[0].state & AMDQP_QSTATE_HELD);
+	EXPECT_EQ(0, consistent(self->qfd, self->sfd, self->gpu, self->qid[0],
+				false));
+	ASSERT_EQ(0, qp_dev_info(self->qfd, self->gpu, &d1));
+	EXPECT_EQ(1, d1.preempt_failures - d0.preempt_failures);
+	EXPECT_EQ(0, d1.num_suspended);
+	ASSERT_EQ(0, qp_wait_event(self->qfd, AMDQP_EVENT_PREEMPT_FAILED,
+				   self->gpu, 0, 2000, &ev));
+	EXPECT_EQ(-ETIME, ev.error);
+
+	/* It keeps running... */
+	ASSERT_EQ(0, sim_query(self->sfd, self->gpu, self->qid[0], &q));
+	r = q.rptr;
+	EXPECT_EQ(0, sim_wait_rptr(self->sfd, self->gpu, self->qid[0], r + 2,
+				   10000));
+	/* ...nothing to resume... */
+	EXPECT_EQ(-EALREADY, qp_resume1(self->qfd, getpid(), self->gpu,
+					self->qid[0]));
+	/* ...and the next suspension works. */
+	EXPECT_EQ(0, qp_suspend1(self->qfd, getpid(), self->gpu, self->qid[0]));
+	EXPECT_EQ(0, consistent(self->qfd, self->sfd, self->gpu, self->qid[0],
+				true));
+	EXPECT_EQ(0, qp_resume1(self->qfd, getpid(), self->gpu, self->qid[0]));
+	EXPECT_EQ(0, consistent(self->qfd, self->sfd, self->gpu, self->qid[0],
+				false));
+}
+
+/* A failed unmap in a batch: each entry's result matches its state. */
+TEST_F(faults, preempt_timeout_batch)
+{
+	struct amdqp_device_info di;
+	struct amdqp_batch b;
+	unsigned int i, failed = 0;
+
+	ASSERT_EQ(0, sim_knob_set(self->gpu, "fail_preempt", 1));
+	ASSERT_EQ(0, qp_batch(self->qfd, AMDQP_IOC_SUSPEND, self->refs, NQ,
+			      &b));
+	for (i = 0; i < NQ; i++) {
+		int res = self->refs[i].result;
+
+		ASSERT_TRUE(res == 0 || res == -ETIME) TH_LOG("entry %u: %d", i,
+							     res);
+		failed += res != 0;
+		EXPECT_EQ(0, consistent(self->qfd, self->sfd, self->gpu,
+					self->qid[i], res == 0))
+			TH_LOG("entry %u (result %d)", i, res);
+	}
+	EXPECT_LE(1, failed);
+	EXPECT_EQ(NQ - failed, b.done);
+	ASSERT_EQ(0, qp_dev_info(self->qfd, self->gpu, &di));
+	EXPECT_EQ(NQ - failed, di.num_suspended);
+	ASSERT_EQ(0, qp_gpu_set(self->qfd, AMDQP_IOC_RESUME_ALL, NULL, 0, 0,
+				NULL));
+	for (i = 0; i < NQ; i++)
+		EXPECT_EQ(0, consistent(self->qfd, self->sfd, self->gpu,
+					self->qid[i], false));
+}
+
+/* grace_us shorter than the unmap takes: a preemption timeout. */
+TEST_F(faults, grace_exceeded)
+{
+	struct amdqp_batch b = { .refs = (uintptr_t)self->refs, .count = 1,
+				 .ref_size = sizeof(self->refs[0]),
+				 .grace_us = 20000 };
+
+	ASSERT_EQ(0, sim_knob_set(self->gpu, "unmap_latency_us", 300000));
+	self->refs[0].result = 0x7777;
+	ASSERT_EQ(0, ioctl(self->qfd, AMDQP_IOC_SUSPEND, &b));
+	sim_knob_set(self->gpu, "unmap_latency_us", 0);
+	EXPECT_EQ(-ETIME, self->refs[0].result);
+	EXPECT_EQ(0, consistent(self->qfd, self->sfd, self->gpu, self->qid[0],
+				false));
+	/* The default deadline is long enough for the same unmap. */
+	ASSERT_EQ(0, sim_knob_set(self->gpu, "unmap_latency_us", 100000));
+	EXPECT_EQ(0, qp_suspend1(self->qfd, getpid(), self->gpu, self->qid[0]));
+	sim_knob_set(self->gpu, "unmap_latency_us", 0);
+	EXPECT_EQ(0, consistent(self->qfd, self->sfd, self->gpu, self->qid[0],
+				true));
+}
+
+TEST_F(faults, busy)
+{
+	struct amdqp_device_info di;
+
+	ASSERT_EQ(0, sim_knob_set(self->gpu, "fail_busy", 1));
+	EXPECT_EQ(-EBUSY, qp_suspend1(self->qfd, getpid(), self->gpu,
+				      self->qid[0]));
+	EXPECT_EQ(0, consistent(self->qfd, self->sfd, self->gpu, self->qid[0],
+				false));
+	EXPECT_EQ(0, qp_suspend1(self->qfd, getpid(), self->gpu, self->qid[0]));
+	EXPECT_EQ(0, consistent(self->qfd, self->sfd, self->gpu, self->qid[0],
+				true));
+
+	/*
+	 * A resume the backend refuses: the hold is gone either way and the
+	 * queue must come back by itself shortly, never stay starved.
+	 */
+	ASSERT_EQ(0, sim_knob_set(self->gpu, "fail_busy", 1));
+	EXPECT_EQ(-EBUSY, qp_resume1(self->qfd, getpid(), self->gpu,
+				     self->qid[0]));
+	EXPECT_EQ(0, qp_wait_state(self->qfd, getpid(), self->gpu, self->qid[0],
+				   AMDQP_QSTATE_SUSPENDED | AMDQP_QSTATE_HELD,
+				   0, 3000));
+	EXPECT_EQ(0, consistent(self->qfd, self->sfd, self->gpu, self->qid[0],
+				false));
+	ASSERT_EQ(0, qp_dev_info(self->qfd, self->gpu, &di));
+	EXPECT_EQ(0, di.num_suspended);
+}
+
+TEST_F(faults, reset_while_suspended)
+{
+	struct amdqp_device_info d0, d1;
+	struct amdqp_event ev;
+	struct amdqp_batch b;
+	unsigned int i;
+	int ret;
+
+	ASSERT_EQ(0, qp_set_mask(self->qfd, 1ULL << AMDQP_EVENT_GPU_RESET));
+	ASSERT_EQ(0, qp_batch(self->qfd, AMDQP_IOC_SUSPEND, self->refs, 2, &b));
+	ASSERT_EQ(2, b.done);
+	ASSERT_EQ(0, qp_dev_info(self->qfd, self->gpu, &d0));
+	ASSERT_EQ(0, sim_knob_set(self->gpu, "reset", 1));
+	ASSERT_EQ(0, qp_wait_event(self->qfd, AMDQP_EVENT_GPU_RESET, self->gpu,
+				   0, 2000, &ev));
+	ASSERT_EQ(0, qp_dev_info(self->qfd, self->gpu, &d1));
+	EXPECT_EQ(1, d1.resets - d0.resets);
+	EXPECT_EQ(0, d1.num_suspended);
+	EXPECT_EQ(NQ, d1.num_queues);
+	/* Suspensions are dropped, the queues survive and run. */
+	for (i = 0; i < NQ; i++)
+		EXPECT_EQ(0, consistent(self->qfd, self->sfd, self->gpu,
+					self->qid[i], false))
+			TH_LOG("queue %u after reset", i);
+	ret = qp_resume1(self->qfd, getpid(), self->gpu, self->qid[0]);
+	EXPECT_TRUE(ret == -EALREADY || ret == -ENODEV) TH_LOG("resume: %d",
+							       ret);
+	/* The device works after the reset. */
+	EXPECT_EQ(0, qp_suspend1(self->qfd, getpid(), self->gpu, self->qid[0]));
+	EXPECT_EQ(0, consistent(self->qfd, self->sfd, self->gpu, self->qid[0],
+				true));
+	EXPECT_EQ(0, qp_resume1(self->qfd, getpid(), self->gpu, self->qid[0]));
+	EXPECT_EQ(0, consistent(self->qfd, self->sfd, self->gpu, self->qid[0],
+				false));
+}
+
+/* Pending work is discarded by a reset; the queue accepts new work. */
+TEST_F(faults, reset_discards_work)
+{
+	struct amdqp_sim_query q;
+	uint64_t seq;
+
+	ASSERT_EQ(0, sim_submit(self->sfd, self->gpu, self->qid[0],
+				NSEC_PER_SEC, 5, 1, &seq));
+	sleep_ms(50);
+	ASSERT_EQ(0, sim_knob_set(self->gpu, "reset", 1));
+	sleep_ms(50);
+	ASSERT_EQ(0, sim_query(self->sfd, self->gpu, self->qid[0], &q));
+	EXPECT_EQ(1, q.mapped);
+	/* Nothing is left in flight... */
+	EXPECT_EQ(q.wptr, q.rptr) TH_LOG("rptr %llu wptr %llu",
+					 (unsigned long long)q.rptr,
+					 (unsigned long long)q.wptr);
+	/* ...and new work completes. */
+	ASSERT_EQ(0, sim_submit(self->sfd, self->gpu, self->qid[0],
+				NSEC_PER_MSEC, 1, 1, &seq));
+	EXPECT_EQ(0, sim_wait(self->sfd, self->gpu, self->qid[0], seq,
+			      5 * NSEC_PER_SEC, NULL));
+}
+
+TEST_F(faults, device_removed_while_suspended)
+{
+	struct amdqp_queue_ref r;
+	struct amdqp_event ev;
+	struct amdqp_version v0, v1;
+	uint32_t q;
+	int gpu2, ret;
+
+	gpu2 = sim_new_device(FAULTS_GPU_BASE + 500, variant->mode, 1, 2);
+	ASSERT_LT(0, gpu2);
+	ASSERT_EQ(0, sim_create(self->sfd, gpu2, 2, &q));
+	ASSERT_EQ(0, qp_set_mask(self->qfd, AMDQP_EVENT_MASK_ALL));
+	ASSERT_EQ(0, qp_suspend1(self->qfd, getpid(), gpu2, q));
+	ASSERT_EQ(0, qp_suspend1(self->qfd, getpid(), self->gpu, self->qid[0]));
+	ASSERT_EQ(0, qp_version(self->qfd, &v0));
+
+	ASSERT_EQ(0, sim_del_device(gpu2));
+	ASSERT_EQ(0, qp_wait_event(self->qfd, AMDQP_EVENT_DEVICE_REMOVED, gpu2,
+				   0, 2000, &ev));
+	ASSERT_EQ(0, qp_version(self->qfd, &v1));
+	EXPECT_EQ(v0.num_devices - 1, v1.num_devices);
+	EXPECT_EQ(-ENOENT, qp_state(self->qfd, getpid(), gpu2, q));
+
+	r = qref(getpid(), gpu2, q);
+	ret = qp_batch(self->qfd, AMDQP_IOC_RESUME, &r, 1, NULL);
+	EXPECT_EQ(0, ret);
+	EXPECT_TRUE(r.result == -ENOENT || r.result == -ENODEV)
+		TH_LOG("resume on a removed device: %d", r.result);
+	/* The sim fd forgot the queue too. */
+	EXPECT_NE(0, sim_destroy(self->sfd, gpu2, q));
+	/* The other device is unaffected. */
+	EXPECT_EQ(0, consistent(self->qfd, self->sfd, self->gpu, self->qid[0],
+				true));
+	EXPECT_EQ(0, qp_resume1(self->qfd, getpid(), self->gpu, self->qid[0]));
+}
+
+TEST_F_TIMEOUT(faults, watchdog, 60)
+{
+	struct amdqp_queue_info qi;
+	struct amdqp_sim_query q;
+	struct amdqp_event ev;
+	uint64_t t0, r, wd0 = 0, wd1 = 0;
+	int st;
+
+	ASSERT_EQ(0, qp_param_set("max_suspend_ms", 200));
+	ASSERT_EQ(0, qp_param_set("cooldown_ms", 3000));
+	read_named("/sys/kernel/debug/amdqp/stats", "watchdog_resumes", &wd0);
+	ASSERT_EQ(0, qp_set_mask(self->qfd, 1ULL << AMDQP_EVENT_WATCHDOG));
+	ASSERT_EQ(0, sim_submit(self->sfd, self->gpu, self->qid[0],
+				10 * NSEC_PER_MSEC, 1000, 1, &r));
+
+	t0 = now_ns();
+	ASSERT_EQ(0, qp_suspend1(self->qfd, getpid(), self->gpu, self->qid[0]));
+	ASSERT_EQ(0, qp_wait_event(self->qfd, AMDQP_EVENT_WATCHDOG, self->gpu,
+				   self->qid[0], 5000, &ev));
+	EXPECT_LE(200 * NSEC_PER_MSEC, now_ns() - t0);
+	EXPECT_LE(200 * NSEC_PER_MSEC, ev.data);
+	EXPECT_EQ(getpid(), (pid_t)ev.pid);
+	st = qp_wait_state(self->qfd, getpid(), self->gpu, self->qid[0],
+			   AMDQP_QSTATE_SUSPENDED, 0, 2000);
+	EXPECT_EQ(0, st & (AMDQP_QSTATE_SUSPENDED | AMDQP_QSTATE_HELD));
+	EXPECT_EQ(0, consistent(self->qfd, self->sfd, self->gpu, self->qid[0],
+				false));
+	ASSERT_EQ(0, qp_queue_info(self->qfd, getpid(), self->gpu, self->qid[0],
+				   &qi));
+	EXPECT_TRUE(qi.state & AMDQP_QSTATE_COOLDOWN);
+	read_named("/sys/kernel/debug/amdqp/stats", "watchdog_resumes", &wd1);
+	EXPECT_LE(1, wd1 - wd0);
+
+	/* In cooldown it cannot be suspended again; other queues can. */
+	EXPECT_EQ(-EAGAIN, qp_suspend1(self->qfd, getpid(), self->gpu,
+				       self->qid[0]));
+	EXPECT_EQ(0, qp_suspend1(self->qfd, getpid(), self->gpu, self->qid[1]));
+	EXPECT_EQ(0, qp_resume1(self->qfd, getpid(), self->gpu, self->qid[1]));
+	/* The hold was dropped with the watchdog resume. */
+	EXPECT_EQ(-EALREADY, qp_resume1(self->qfd, getpid(), self->gpu,
+					self->qid[0]));
+	/* It runs. */
+	ASSERT_EQ(0, sim_query(self->sfd, self->gpu, self->qid[0], &q));
+	EXPECT_EQ(0, sim_wait_rptr(self->sfd, self->gpu, self->qid[0],
+				   q.rptr + 2, 10000));
+
+	/* After the cooldown it can be suspended again. */
+	ASSERT_EQ(0, qp_param_set("max_suspend_ms", 0));
+	sleep_ms(3500);
+	ASSERT_EQ(0, qp_queue_info(self->qfd, getpid(), self->gpu, self->qid[0],
+				   &qi));
+	EXPECT_EQ(0, qi.state & AMDQP_QSTATE_COOLDOWN);
+	EXPECT_EQ(0, qp_suspend1(self->qfd, getpid(), self->gpu, self->qid[0]));
+	/* max_suspend_ms 0: no watchdog; it stays suspended. */
+	sleep_ms(600);
+	EXPECT_EQ(0, consistent(self->qfd, self->sfd, self->gpu, self->qid[0],
+				true));
+	EXPECT_EQ(0, qp_resume1(self->qfd, getpid(), self->gpu, self->qid[0]));
+}
+
+TEST_HARNESS_MAIN
