@@ -84,5 +84,7 @@ say "amdqp max_suspend_ms=$(cat /sys/module/amdqp/parameters/max_suspend_ms)" \
 rc=$?
 say "device counters after the demo:"
 sed 's/^/[run-demo]   /' "$sim/gpu$gpu/counters"
+say "amdqp stats:"
+sed 's/^/[run-demo]   /' /sys/kernel/debug/amdqp/stats
 say "amdqp_demo exit status $rc"
 exit $rc

@@ -119,9 +119,8 @@ copy_tree() {
 		git -C "$AMDQP_ROOT" ls-files -z -co --exclude-standard |
 			rsync -a --from0 --files-from=- --ignore-missing-args "$AMDQP_ROOT/" "$1/"
 	else
-		rsync -a --exclude=/.cache --exclude=/.git --exclude=/build \
-			--exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
-			--exclude='*/out/' "$AMDQP_ROOT/" "$1/"
+		# Not a git checkout (or git refuses it): honour .gitignore files.
+		rsync -a --exclude=/.git --filter=':- .gitignore' "$AMDQP_ROOT/" "$1/"
 	fi
 }
 

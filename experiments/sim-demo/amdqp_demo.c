@@ -107,6 +107,7 @@ struct result {
 	unsigned int resumes;	/* RESUME_ALL calls */
 	uint64_t affected;	/* queues suspended, summed over calls */
 	uint64_t skipped;
+	uint64_t resumed;	/* holds RESUME_ALL found and dropped */
 	uint64_t suspend_ns;	/* kernel-reported scheduler time, summed */
 };
 
@@ -296,6 +297,7 @@ static void resume_all(struct demo *d, struct result *r)
 		fprintf(stderr, "amdqp_demo: warning: RESUME_ALL failed for %u queue(s)\n",
 			s.skipped);
 	r->resumes++;
+	r->resumed += s.affected;
 }
 
 /* ---- the low-priority process ------------------------------------------ */
@@ -589,6 +591,12 @@ static void run_phase(struct demo *d, enum phase ph, double secs)
 		if (r->suspends && !r->affected)
 			printf("[demo]   WARNING: SUSPEND_BELOW suspended nothing (%" PRIu64 " skipped)\n",
 			       r->skipped);
+		else if (r->skipped)
+			printf("[demo]   WARNING: SUSPEND_BELOW skipped %" PRIu64 " eligible queue(s) (cooldown, permission or firmware error)\n",
+			       r->skipped);
+		if (r->resumed < r->affected)
+			printf("[demo]   WARNING: %" PRIu64 " suspension(s) ended before RESUME_ALL (the watchdog resumed them?)\n",
+			       r->affected - r->resumed);
 	}
 }
 
@@ -747,7 +755,7 @@ static void usage(FILE *out)
 		"  --lo-depth N        low-priority items kept queued (4)\n"
 		"  --phase-s S         length of each contention phase (10)\n"
 		"  --alone-s S         length of each baseline phase (5)\n"
-		"  --hysteresis-us US  idle time before RESUME_ALL (1000)\n"
+		"  --hysteresis-us US  idle time before RESUME_ALL (500)\n"
 		"  --phases LIST       comma list of hi-alone,lo-alone,none,before,after\n"
 		"                      (default: all, in that order)\n"
 		"  --pass-ratio R      PASS if best P99 with amdqp < R * P99 without (0.5)\n"
@@ -917,7 +925,7 @@ int main(int argc, char **argv)
 			.lo_depth = 4,
 			.phase_s = 10,
 			.alone_s = 5,
-			.hyst_ns = 1 * NSEC_PER_MSEC,
+			.hyst_ns = 500 * NSEC_PER_USEC,
 			.pass_ratio = 0.5,
 			.phases = (1U << PH_COUNT) - 1,
 		},

@@ -48,14 +48,16 @@ MODULE_IMPORT_NS(AMDKFD_QCTL);
 
 /* The amdkfd functions we use, resolved at bind time. */
 struct kfdbe_api {
-	typeof(&kfd_qctl_register_client) register_client;
-	typeof(&kfd_qctl_unregister_client) unregister_client;
-	typeof(&kfd_qctl_walk_devices) walk_devices;
-	typeof(&kfd_qctl_walk_queues) walk_queues;
-	typeof(&kfd_qctl_queue_get) queue_get;
-	typeof(&kfd_qctl_queue_put) queue_put;
-	typeof(&kfd_qctl_suspend) suspend;
-	typeof(&kfd_qctl_resume) resume;
+	int (*register_client)(struct kfd_qctl_client *client);
+	void (*unregister_client)(struct kfd_qctl_client *client);
+	int (*walk_devices)(kfd_qctl_device_fn fn, void *arg);
+	int (*walk_queues)(kfd_qctl_queue_fn fn, void *arg);
+	void (*queue_get)(struct kfd_qctl_queue *q);
+	void (*queue_put)(struct kfd_qctl_queue *q);
+	int (*suspend)(struct kfd_qctl_queue **qs, unsigned int n,
+		       u32 grace_period, int *results);
+	int (*resume)(struct kfd_qctl_queue **qs, unsigned int n,
+		      int *results);
 };
 
 struct kfdbe_dev {
@@ -392,11 +394,8 @@ static int kfdbe_walk_queue(struct kfd_qctl_queue *h,
 
 /* --- binding ---------------------------------------------------------- */
 
-#define KFDBE_GET(field, sym) do {				\
-		api.field = symbol_get(sym);			\
-		if (!api.field)					\
-			missing = #sym;				\
-	} while (0)
+/* symbol_get() without a link-time reference; NULL if not exported. */
+#define KFDBE_GET(field, sym) (api.field = symbol_get(sym))
 
 #define KFDBE_PUT(field, sym) do {				\
 		if (api.field)					\
@@ -426,7 +425,6 @@ static void kfdbe_detach(struct kfd_qctl_client *client)
 /* Caller holds bind_mutex. Returns 0 when bound. */
 static int kfdbe_bind_locked(const char *why)
 {
-	const char *missing = NULL;
 	unsigned int ndev = 0, nq = 0;
 	struct kfdbe_dev *kd;
 	struct kfdbe_queue *kq;
@@ -437,15 +435,14 @@ static int kfdbe_bind_locked(const char *why)
 		return 0;
 
 	memset(&api, 0, sizeof(api));
-	KFDBE_GET(register_client, kfd_qctl_register_client);
-	KFDBE_GET(unregister_client, kfd_qctl_unregister_client);
-	KFDBE_GET(walk_devices, kfd_qctl_walk_devices);
-	KFDBE_GET(walk_queues, kfd_qctl_walk_queues);
-	KFDBE_GET(queue_get, kfd_qctl_queue_get);
-	KFDBE_GET(queue_put, kfd_qctl_queue_put);
-	KFDBE_GET(suspend, kfd_qctl_suspend);
-	KFDBE_GET(resume, kfd_qctl_resume);
-	if (missing) {
+	if (!KFDBE_GET(register_client, kfd_qctl_register_client) ||
+	    !KFDBE_GET(unregister_client, kfd_qctl_unregister_client) ||
+	    !KFDBE_GET(walk_devices, kfd_qctl_walk_devices) ||
+	    !KFDBE_GET(walk_queues, kfd_qctl_walk_queues) ||
+	    !KFDBE_GET(queue_get, kfd_qctl_queue_get) ||
+	    !KFDBE_GET(queue_put, kfd_qctl_queue_put) ||
+	    !KFDBE_GET(suspend, kfd_qctl_suspend) ||
+	    !KFDBE_GET(resume, kfd_qctl_resume)) {
 		kfdbe_put_symbols();
 		return -ENOENT;
 	}

@@ -79,8 +79,9 @@ TEST_F(abi, version_short_and_long)
 	ASSERT_EQ(0, ioc(self->qfd, _IOC_READ, 0x00, 8, buf));
 	memcpy(&v, buf, 8);
 	EXPECT_EQ(AMDQP_VERSION_MAJOR, v.major);
-	for (i = 8; i < sizeof(buf); i++)
+	for (i = 8; i < sizeof(buf); i++) {
 		ASSERT_EQ(0xa5, buf[i]) TH_LOG("byte %zu written", i);
+	}
 
 	/* A newer, longer struct: the kernel fills what it knows. */
 	memset(buf, 0xa5, sizeof(buf));
@@ -358,8 +359,9 @@ TEST_F(abi, batch_bounds)
 	ASSERT_EQ(0, qp_batch(self->qfd, AMDQP_IOC_SUSPEND, refs,
 			      AMDQP_MAX_BATCH, &b));
 	EXPECT_EQ(0, b.done);
-	for (i = 0; i < AMDQP_MAX_BATCH; i++)
+	for (i = 0; i < AMDQP_MAX_BATCH; i++) {
 		ASSERT_EQ(-ENOENT, refs[i].result) TH_LOG("entry %u", i);
+	}
 	free(refs);
 }
 
@@ -384,8 +386,9 @@ TEST_F(abi, batch_ref_size)
 	EXPECT_EQ(0, r0.result);
 	EXPECT_EQ(AMDQP_QSTATE_SUSPENDED | AMDQP_QSTATE_HELD, r0.state);
 	EXPECT_EQ(-ENOENT, r1.result);
-	for (i = 40; i < 48; i++)
+	for (i = 40; i < 48; i++) {
 		EXPECT_EQ(0, buf[i]) TH_LOG("tail byte %u written", i);
+	}
 
 	/* A non-zero tail in an entry is E2BIG. */
 	buf[48 + 47] = 1;
@@ -490,6 +493,28 @@ TEST_F(abi, reserved_fields)
 	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_SET_EVENT_MASK, &em));
 	EXPECT_EQ(EINVAL, errno);
 #undef BATCH_INIT
+}
+
+/*
+ * A request rejected for a reserved field must be rejected at once,
+ * whatever its count says (the count was never validated).
+ */
+TEST_F_TIMEOUT(abi, reserved_fields_huge_count, 90)
+{
+	struct amdqp_queue_ref ref = qref(getpid(), self->gpu, self->qid);
+	struct amdqp_batch b = { .refs = (uintptr_t)&ref, .count = 0x10000000,
+				 .ref_size = sizeof(ref), .flags = 1 };
+	uint64_t t0 = now_ns();
+
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_SUSPEND, &b));
+	EXPECT_EQ(EINVAL, errno);
+	b.flags = 0;
+	b.grace_us = 1;
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_RESUME, &b));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_GT(2 * NSEC_PER_SEC, now_ns() - t0)
+		TH_LOG("two rejected ioctls took %llu ms",
+		       (unsigned long long)((now_ns() - t0) / NSEC_PER_MSEC));
 }
 
 TEST_F(abi, priority_range)

@@ -277,8 +277,9 @@ TEST_F(batch, sched_updates)
 		EXPECT_EQ(variant->hws ? 1 : n, d1.sched_updates - d0.sched_updates)
 			TH_LOG("suspend of %u queues", n);
 		EXPECT_EQ(c1 - c0, d1.sched_updates - d0.sched_updates);
-		if (!variant->hws)
+		if (!variant->hws) {
 			EXPECT_EQ(n, d1.unmap_packets - d0.unmap_packets);
+		}
 
 		ASSERT_EQ(0, qp_batch(self->qfd, AMDQP_IOC_RESUME, self->refs,
 				      n, &b));
@@ -286,8 +287,9 @@ TEST_F(batch, sched_updates)
 		ASSERT_EQ(0, qp_dev_info(self->qfd, self->gpu, &d0));
 		EXPECT_EQ(variant->hws ? 1 : n, d0.sched_updates - d1.sched_updates)
 			TH_LOG("resume of %u queues", n);
-		if (!variant->hws)
+		if (!variant->hws) {
 			EXPECT_EQ(n, d0.map_packets - d1.map_packets);
+		}
 	}
 
 	/* A batch with nothing to do issues no scheduler update. */
@@ -462,9 +464,10 @@ TEST_F(batch, suspend_below)
 	unsigned int i;
 
 	ASSERT_EQ(0, owner_start(&self->owner));
-	for (i = 0; i < ARRAY_LEN(prios); i++)
+	for (i = 0; i < ARRAY_LEN(prios); i++) {
 		ASSERT_EQ(0, owner_create(&self->owner, self->gpu, prios[i],
 					  &oq[i]));
+	}
 	ASSERT_EQ(0, qp_dev_info(self->qfd, self->gpu, &d0));
 	ASSERT_EQ(0, qp_gpu_set(self->qfd, AMDQP_IOC_SUSPEND_BELOW, gpus, 1, 6,
 				&gs));
@@ -473,15 +476,17 @@ TEST_F(batch, suspend_below)
 	ASSERT_EQ(0, qp_dev_info(self->qfd, self->gpu, &d1));
 	EXPECT_EQ(variant->hws ? 1 : 3, d1.sched_updates - d0.sched_updates);
 	EXPECT_EQ(3, d1.num_suspended);
-	for (i = 0; i < ARRAY_LEN(prios); i++)
+	for (i = 0; i < ARRAY_LEN(prios); i++) {
 		EXPECT_EQ(prios[i] < 6 ?
 			  AMDQP_QSTATE_SUSPENDED | AMDQP_QSTATE_HELD : 0,
 			  qp_state(self->qfd, self->owner.pid, self->gpu, oq[i]))
 			TH_LOG("priority %u", prios[i]);
+	}
 	/* Our own (priority 3) queues are never suspended by it. */
-	for (i = 0; i < NQ; i++)
+	for (i = 0; i < NQ; i++) {
 		EXPECT_EQ(0, qp_state(self->qfd, getpid(), self->gpu,
 				      self->qid[i]));
+	}
 
 	/* Again: nothing new to do, held ones are not counted twice. */
 	ASSERT_EQ(0, qp_gpu_set(self->qfd, AMDQP_IOC_SUSPEND_BELOW, gpus, 1, 6,
@@ -500,9 +505,10 @@ TEST_F(batch, suspend_below)
 	ASSERT_EQ(0, qp_dev_info(self->qfd, self->gpu, &d1));
 	EXPECT_EQ(variant->hws ? 1 : 5, d1.sched_updates - d0.sched_updates);
 	EXPECT_EQ(0, d1.num_suspended);
-	for (i = 0; i < ARRAY_LEN(prios); i++)
+	for (i = 0; i < ARRAY_LEN(prios); i++) {
 		EXPECT_EQ(0, qp_state(self->qfd, self->owner.pid, self->gpu,
 				      oq[i]));
+	}
 	ASSERT_EQ(0, qp_gpu_set(self->qfd, AMDQP_IOC_RESUME_ALL, gpus, 1, 0,
 				&gs));
 	EXPECT_EQ(0, gs.affected);

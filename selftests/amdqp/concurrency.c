@@ -264,8 +264,12 @@ TEST_F_TIMEOUT(conc, many_suspenders, 180)
 
 	churner = fork();
 	ASSERT_LE(0, churner);
-	if (!churner)
+	if (!churner) {
+		/* Only workers write reports: EOF on the pipe = all done. */
+		close(up[0]);
+		close(up[1]);
 		churn(gpus[0]);
+	}
 	for (i = 0; i < WORKERS + 1; i++) {
 		pids[i] = fork();
 		ASSERT_LE(0, pids[i]);
@@ -306,8 +310,9 @@ TEST_F_TIMEOUT(conc, many_suspenders, 180)
 	EXPECT_EQ(WORKERS, reports);
 	for (i = 0; i <= WORKERS; i++) {
 		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
-		if (i < WORKERS)
+		if (i < WORKERS) {
 			EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+		}
 	}
 	for (i = 0; i < 2; i++) {
 		pthread_join(th[i], NULL);

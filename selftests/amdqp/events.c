@@ -303,9 +303,10 @@ TEST_F_TIMEOUT(events, overflow, 120)
 
 	ASSERT_EQ(0, sim_create(self->sfd, self->gpu, 3, &q));
 	ASSERT_EQ(0, qp_set_mask(self->qfd, 1ULL << AMDQP_EVENT_PRIORITY));
-	for (i = 0; i < total; i++)
+	for (i = 0; i < total; i++) {
 		ASSERT_EQ(0, qp_set_priority(self->qfd, getpid(), self->gpu, q,
 					     i % 2 ? 8 : 4, NULL));
+	}
 	ev = calloc(total + 16, sizeof(*ev));
 	ASSERT_NE(NULL, ev);
 	n = drain(self->qfd, ev, total + 16);

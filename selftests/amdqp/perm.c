@@ -6,6 +6,7 @@
  * and queues of processes outside it are invisible.
  */
 #include <sched.h>
+#include <sys/prctl.h>
 
 #include "common.h"
 #include "kselftest_harness.h"
@@ -66,6 +67,7 @@ struct nobody_report {
 	int suspend_own;
 	int resume_own;
 	int resume_all_ret;
+	int suspend_own_nondumpable;
 };
 
 static void nobody_main(pid_t root_pid, uint32_t gpu, uint32_t root_qid,
@@ -80,6 +82,8 @@ static void nobody_main(pid_t root_pid, uint32_t gpu, uint32_t root_qid,
 	memset(&r, 0, sizeof(r));
 	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
 		_exit(3);
+	/* Changing uid made us non-dumpable; a login session would not be. */
+	prctl(PR_SET_DUMPABLE, 1);
 	fd = qp_open();
 	r.open_qp = fd < 0 ? fd : 0;
 	if (fd >= 0) {
@@ -106,6 +110,12 @@ static void nobody_main(pid_t root_pid, uint32_t gpu, uint32_t root_qid,
 		r.resume_own = qp_resume1(fd, getpid(), gpu, r.own_qid);
 		r.resume_all_ret = qp_gpu_set(fd, AMDQP_IOC_RESUME_ALL, gpus, 1,
 					      0, &gs);
+		/* Like ptrace, a process may always act on itself. */
+		prctl(PR_SET_DUMPABLE, 0);
+		r.suspend_own_nondumpable = qp_suspend1(fd, getpid(), gpu,
+							r.own_qid);
+		qp_resume1(fd, getpid(), gpu, r.own_qid);
+		prctl(PR_SET_DUMPABLE, 1);
 	}
 	if (write_full(up, &r, sizeof(r)))
 		_exit(2);
@@ -163,11 +173,13 @@ TEST_F(perm, unprivileged_user)
 		EXPECT_EQ(0, r.suspend_own);
 		EXPECT_EQ(0, r.resume_own);
 		EXPECT_EQ(0, r.resume_all_ret);
+		EXPECT_EQ(0, r.suspend_own_nondumpable)
+			TH_LOG("a non-dumpable process cannot suspend its own queue");
 		ASSERT_EQ(0, qp_queue_info(self->qfd, child, self->gpu,
 					   r.own_qid, &qi));
 		EXPECT_EQ(NOBODY, qi.uid);
 		EXPECT_EQ(3, qi.priority);
-		EXPECT_EQ(1, qi.suspend_count);
+		EXPECT_LE(1, qi.suspend_count);
 		/* Root may suspend and reprioritise anyone's. */
 		EXPECT_EQ(0, qp_suspend1(self->qfd, child, self->gpu,
 					 r.own_qid));
@@ -205,36 +217,55 @@ TEST_F(perm, root_priority)
 	EXPECT_EQ(-ENOENT, res);
 }
 
-/* Same uid, different process: allowed without privileges. */
+/*
+ * An unprivileged process that owns a queue and waits; @dumpable as with
+ * prctl(PR_SET_DUMPABLE). Sends its queue id (0 on failure) on @up.
+ */
+static pid_t nobody_owner(uint32_t gpu, bool dumpable, int up)
+{
+	uint32_t qid = 0;
+	pid_t pid = fork();
+	int sfd, fd;
+
+	if (pid)
+		return pid;
+	for (fd = 3; fd < 1024; fd++)
+		if (fd != up)
+			close(fd);
+	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
+		_exit(3);
+	prctl(PR_SET_DUMPABLE, dumpable ? 1 : 0);
+	sfd = sim_open();
+	if (sfd < 0 || sim_create(sfd, gpu, 4, &qid))
+		qid = 0;
+	write_full(up, &qid, sizeof(qid));
+	for (;;)
+		pause();
+}
+
+/*
+ * Same uid, another process: allowed without privileges, like ptrace
+ * attach, unless the target is not dumpable.
+ */
 TEST_F(perm, same_uid)
 {
 	int up[2], status;
-	pid_t a, b;
-	int32_t res[3] = { 1, 1, 1 };
-	uint32_t qid = 0;
+	pid_t a, na, b;
+	int32_t res[4] = { 1, 1, 1, 1 };
+	uint32_t qid = 0, nqid = 0;
 
 	ASSERT_EQ(0, pipe(up));
-	a = fork();
+	a = nobody_owner(self->gpu, true, up[1]);
 	ASSERT_LE(0, a);
-	if (!a) {
-		/* Owner: drops to nobody, creates a queue, waits. */
-		int sfd;
-
-		close(self->qfd);
-		close(self->sfd);
-		if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
-			_exit(3);
-		sfd = sim_open();
-		if (sfd < 0 || sim_create(sfd, self->gpu, 4, &qid))
-			qid = 0;
-		write(up[1], &qid, sizeof(qid));
-		pause();
-		_exit(0);
-	}
 	ASSERT_EQ(0, read_full(up[0], &qid, sizeof(qid)));
-	if (!qid) {
+	na = nobody_owner(self->gpu, false, up[1]);
+	ASSERT_LE(0, na);
+	ASSERT_EQ(0, read_full(up[0], &nqid, sizeof(nqid)));
+	if (!qid || !nqid) {
 		kill(a, SIGKILL);
+		kill(na, SIGKILL);
 		waitpid(a, NULL, 0);
+		waitpid(na, NULL, 0);
 		SKIP(return, "nobody cannot create sim queues");
 	}
 	b = fork();
@@ -247,21 +278,27 @@ TEST_F(perm, same_uid)
 		close(self->sfd);
 		if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
 			_exit(3);
+		prctl(PR_SET_DUMPABLE, 1);
 		fd = qp_open();
 		res[0] = qp_suspend1(fd, a, self->gpu, qid);
 		res[1] = qp_resume1(fd, a, self->gpu, qid);
-		/* Another user's queue is still off limits. */
+		/* Another user's queue is off limits... */
 		res[2] = qp_suspend1(fd, getppid(), self->gpu, self->qid);
-		write(up[1], res, sizeof(res));
+		/* ...and so is a non-dumpable process's. */
+		res[3] = qp_suspend1(fd, na, self->gpu, nqid);
+		write_full(up[1], res, sizeof(res));
 		_exit(0);
 	}
 	ASSERT_EQ(0, read_full(up[0], res, sizeof(res)));
 	waitpid(b, &status, 0);
 	kill(a, SIGKILL);
+	kill(na, SIGKILL);
 	waitpid(a, NULL, 0);
+	waitpid(na, NULL, 0);
 	EXPECT_EQ(0, res[0]);
 	EXPECT_EQ(0, res[1]);
 	EXPECT_EQ(-EPERM, res[2]);
+	EXPECT_EQ(-EPERM, res[3]);
 	close(up[0]);
 	close(up[1]);
 }

@@ -355,6 +355,7 @@ else
 fi
 {
 	echo "AMDQP_VM_CMD_TIMEOUT=$cmd_timeout"
+	echo "AMDQP_VM_INTERACTIVE=$interactive"
 	for e in "${envs[@]}"; do
 		v="${e#*=}"
 		printf "export %s='%s'\n" "${e%%=*}" "${v//\'/\'\\\'\'}"

@@ -11,8 +11,10 @@ int main(int argc, char **argv) {
         return 2;
     }
     const unsigned long long target = std::strtoull(argv[1], nullptr, 10) << 20;
-    static const unsigned gpus[8] = {0xf7bc, 0xf05b, 0xeb40, 0xc66d, 0xf220, 0xf5c7, 0xeedc, 0xc3f1};
-    std::printf("# tracer: function\n#\n#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n");
+    static const unsigned gpus[8] = {0xf7bc, 0xf05b, 0xeb40, 0xc66d,
+                                     0xf220, 0xf5c7, 0xeedc, 0xc3f1};
+    std::printf(
+        "# tracer: function\n#\n#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n");
     unsigned long long bytes = 0, i = 0;
     char line[512];
     while (bytes < target) {
@@ -35,20 +37,23 @@ int main(int argc, char **argv) {
                               900, cpu, ts, gpu);
             break;
         case 2:
-            n = std::snprintf(line, sizeof line,
-                              "          python3-%u   [%03u] .....  %.6f: execute_queues_cpsch_entry: "
-                              "(execute_queues_cpsch+0x0/0x1a0 [amdgpu])\n",
-                              pid, cpu, ts);
+            n = std::snprintf(
+                line, sizeof line,
+                "          python3-%u   [%03u] .....  %.6f: execute_queues_cpsch_entry: "
+                "(execute_queues_cpsch+0x0/0x1a0 [amdgpu])\n",
+                pid, cpu, ts);
             break;
         case 3:
-            n = std::snprintf(line, sizeof line,
-                              "          python3-%u   [%03u] .....  %.6f: execute_queues_cpsch_exit: "
-                              "(create_queue_cpsch+0x1ab/0x2c0 [amdgpu] <- execute_queues_cpsch) ret=0x0\n",
-                              pid, cpu, ts);
+            n = std::snprintf(
+                line, sizeof line,
+                "          python3-%u   [%03u] .....  %.6f: execute_queues_cpsch_exit: "
+                "(create_queue_cpsch+0x1ab/0x2c0 [amdgpu] <- execute_queues_cpsch) ret=0x0\n",
+                pid, cpu, ts);
             break;
         case 4:
             n = std::snprintf(line, sizeof line,
-                              "          python3-%u   [%03u] ...1.  %.6f: unmap_queues_cpsch <-execute_queues_cpsch\n",
+                              "          python3-%u   [%03u] ...1.  %.6f: unmap_queues_cpsch "
+                              "<-execute_queues_cpsch\n",
                               pid, cpu, ts);
             break;
         case 5:
@@ -60,7 +65,8 @@ int main(int argc, char **argv) {
         case 6:
             n = std::snprintf(line, sizeof line,
                               "          python3-%u   [%03u] .....  %.6f: amdgpu_cs_ioctl: "
-                              "sched_job=%llu, timeline=gfx_0.0.0, context=%u, seqno=%llu, ring_name=gfx_0.0.0, num_ibs=1\n",
+                              "sched_job=%llu, timeline=gfx_0.0.0, context=%u, seqno=%llu, "
+                              "ring_name=gfx_0.0.0, num_ibs=1\n",
                               pid, cpu, ts, i, pid, i);
             break;
         default:

@@ -9,10 +9,18 @@ namespace amdqp {
 
 namespace {
 constexpr std::array<std::string_view, 13> kKfdFunctions = {
-    "create_queue_cpsch",       "destroy_queue_cpsch",         "execute_queues_cpsch",
-    "map_queues_cpsch",         "unmap_queues_cpsch",          "pm_send_runlist",
-    "pm_send_unmap_queue",      "add_queue_mes",               "remove_queue_mes",
-    "suspend_queues",           "resume_queues",               "evict_process_queues_cpsch",
+    "create_queue_cpsch",
+    "destroy_queue_cpsch",
+    "execute_queues_cpsch",
+    "map_queues_cpsch",
+    "unmap_queues_cpsch",
+    "pm_send_runlist",
+    "pm_send_unmap_queue",
+    "add_queue_mes",
+    "remove_queue_mes",
+    "suspend_queues",
+    "resume_queues",
+    "evict_process_queues_cpsch",
     "restore_process_queues_cpsch",
 };
 
@@ -144,7 +152,9 @@ void Analysis::dispatch(const DispatchRecord &d) {
     ++s.n;
 }
 
-void Analysis::api_span(const ApiSpan &) { ++api_spans; }
+void Analysis::api_span(const ApiSpan &) {
+    ++api_spans;
+}
 
 void Analysis::workload(const WorkloadResult &w) {
     if (workloads.size() >= kMaxKept) {

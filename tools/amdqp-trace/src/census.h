@@ -6,8 +6,8 @@
 #include <limits>
 #include <map>
 #include <set>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -134,7 +134,8 @@ public:
     // amdqp tracepoints
     std::map<std::pair<int64_t, std::string>, std::set<uint32_t>> amdqp_live; // (pid,gpu)->ids
     std::map<std::pair<int64_t, std::string>, uint32_t> amdqp_max_queues;
-    uint64_t amdqp_registers = 0, amdqp_unregisters = 0, amdqp_prio_changes = 0, amdqp_watchdogs = 0;
+    uint64_t amdqp_registers = 0, amdqp_unregisters = 0, amdqp_prio_changes = 0,
+             amdqp_watchdogs = 0;
     std::map<std::string, SuspendState> suspend_state; // per gpu
     std::map<std::string, Stats> suspended_us;         // per gpu: suspended intervals
     Stats suspend_batch_us, resume_batch_us;           // firmware round trips

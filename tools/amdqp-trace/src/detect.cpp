@@ -12,13 +12,20 @@ void LineParser::line_part(std::string_view, uint64_t lineno) {
 
 const char *format_name(Format f) {
     switch (f) {
-    case Format::Ftrace: return "ftrace";
-    case Format::Hqds: return "kfd-hqds";
-    case Format::Mqds: return "kfd-mqds";
-    case Format::HipLog: return "hip-log";
-    case Format::Rocprof: return "rocprof-json";
-    case Format::Workload: return "workload-log";
-    case Format::Unknown: break;
+    case Format::Ftrace:
+        return "ftrace";
+    case Format::Hqds:
+        return "kfd-hqds";
+    case Format::Mqds:
+        return "kfd-mqds";
+    case Format::HipLog:
+        return "hip-log";
+    case Format::Rocprof:
+        return "rocprof-json";
+    case Format::Workload:
+        return "workload-log";
+    case Format::Unknown:
+        break;
     }
     return "unknown";
 }
@@ -33,13 +40,20 @@ Format format_from_name(std::string_view n) {
 
 std::unique_ptr<LineParser> make_parser(Format f, Sink &sink) {
     switch (f) {
-    case Format::Ftrace: return make_ftrace_parser(sink);
-    case Format::Hqds: return make_hqd_parser(sink);
-    case Format::Mqds: return make_mqd_parser(sink);
-    case Format::HipLog: return make_hiplog_parser(sink);
-    case Format::Rocprof: return make_rocprof_parser(sink);
-    case Format::Workload: return make_workload_parser(sink);
-    case Format::Unknown: break;
+    case Format::Ftrace:
+        return make_ftrace_parser(sink);
+    case Format::Hqds:
+        return make_hqd_parser(sink);
+    case Format::Mqds:
+        return make_mqd_parser(sink);
+    case Format::HipLog:
+        return make_hiplog_parser(sink);
+    case Format::Rocprof:
+        return make_rocprof_parser(sink);
+    case Format::Workload:
+        return make_workload_parser(sink);
+    case Format::Unknown:
+        break;
     }
     return nullptr;
 }

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 
@@ -68,7 +68,7 @@ public:
             if (!overlong_) {
                 if (cur_.size() + part.size() > kMaxLine) {
                     if (!json_)
-                        fail_line(lineno() , "line longer than 1 MiB (not a text capture?)");
+                        fail_line(lineno(), "line longer than 1 MiB (not a text capture?)");
                     cur_.append(part);
                     p_.line_part(cur_, lineno());
                     cur_.clear();
@@ -156,7 +156,9 @@ void collect(const fs::path &p, std::vector<std::string> &out, int depth) {
     std::sort(entries.begin(), entries.end());
     for (const auto &e : entries) {
         std::string name = e.filename().string();
-        if (name.empty() || name[0] == '.' || starts_with(name, "manifest."))
+        // amdqp-capture's own bookkeeping files are not captures.
+        if (name.empty() || name[0] == '.' || starts_with(name, "manifest.") ||
+            name == "capture.log" || name == "pids.txt")
             continue;
         if (fs::is_directory(e, ec)) {
             if (depth < 4)
@@ -240,7 +242,8 @@ std::vector<InputStats> parse_paths(const std::vector<std::string> &paths, Sink 
             }
             if (fmt == Format::Unknown) {
                 if (folder) {
-                    std::fprintf(stderr, "amdqp-trace: note: skipping %s: %s\n", f.c_str(), why.c_str());
+                    std::fprintf(stderr, "amdqp-trace: note: skipping %s: %s\n", f.c_str(),
+                                 why.c_str());
                     continue;
                 }
                 throw InputError(f + ":1: " + why);

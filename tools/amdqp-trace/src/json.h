@@ -12,11 +12,21 @@ inline std::string json_str(std::string_view s) {
     for (char ch : s) {
         auto c = static_cast<unsigned char>(ch);
         switch (c) {
-        case '"': o += "\\\""; break;
-        case '\\': o += "\\\\"; break;
-        case '\n': o += "\\n"; break;
-        case '\t': o += "\\t"; break;
-        case '\r': o += "\\r"; break;
+        case '"':
+            o += "\\\"";
+            break;
+        case '\\':
+            o += "\\\\";
+            break;
+        case '\n':
+            o += "\\n";
+            break;
+        case '\t':
+            o += "\\t";
+            break;
+        case '\r':
+            o += "\\r";
+            break;
         default:
             if (c < 0x20 || c >= 0x7f) { // keep output ASCII: raw bytes may not be UTF-8
                 static const char *hx = "0123456789abcdef";

@@ -69,7 +69,8 @@ public:
                     sink_.lost_events(*n);
                 return;
             }
-            if (l.find("buffer started") != std::string_view::npos || l.find("data recorded") != std::string_view::npos)
+            if (l.find("buffer started") != std::string_view::npos ||
+                l.find("data recorded") != std::string_view::npos)
                 return; // trace-cmd banners
         }
         if (starts_with(l, "cpus=") || starts_with(l, "version ="))
@@ -90,10 +91,12 @@ public:
         }
         auto dash = taskpid.rfind('-');
         if (dash == std::string_view::npos)
-            throw ParseError(lineno, "malformed task-pid column '" + std::string(taskpid.substr(0, 40)) + "'");
+            throw ParseError(lineno, "malformed task-pid column '" +
+                                         std::string(taskpid.substr(0, 40)) + "'");
         auto pid = parse_i64(taskpid.substr(dash + 1));
         if (!pid)
-            throw ParseError(lineno, "malformed pid in '" + std::string(taskpid.substr(0, 40)) + "'");
+            throw ParseError(lineno,
+                             "malformed pid in '" + std::string(taskpid.substr(0, 40)) + "'");
         ev.task = taskpid.substr(0, dash);
         ev.pid = *pid;
         std::string_view rest = l.substr(c + 1);
@@ -117,7 +120,8 @@ public:
             ev.name = rest.substr(0, colon);
             ev.body = trim(rest.substr(colon + 1));
             if (!is_ident(ev.name))
-                throw ParseError(lineno, "malformed event name '" + std::string(ev.name.substr(0, 40)) + "'");
+                throw ParseError(lineno, "malformed event name '" +
+                                             std::string(ev.name.substr(0, 40)) + "'");
         }
         sink_.trace_event(ev);
     }
@@ -130,6 +134,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<LineParser> make_ftrace_parser(Sink &s) { return std::make_unique<FtraceParser>(s); }
+std::unique_ptr<LineParser> make_ftrace_parser(Sink &s) {
+    return std::make_unique<FtraceParser>(s);
+}
 
 } // namespace amdqp

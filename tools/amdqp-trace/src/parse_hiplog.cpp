@@ -112,7 +112,8 @@ private:
             sink_.hip_queue(q);
             return;
         }
-        if (starts_with(m, "Selected queue refCount:") || starts_with(m, "acquireQueue refCount:")) {
+        if (starts_with(m, "Selected queue refCount:") ||
+            starts_with(m, "acquireQueue refCount:")) {
             if (auto h = hex_after(m, "refCount:"))
                 pending_hwq_ = *h;
             else if (auto h2 = hex_after(m, "refCount: "))
@@ -129,7 +130,8 @@ private:
             sink_.hip_queue(q);
             return;
         }
-        if (starts_with(m, "hipStreamCreate") && m.find("Returned hipSuccess") != std::string_view::npos) {
+        if (starts_with(m, "hipStreamCreate") &&
+            m.find("Returned hipSuccess") != std::string_view::npos) {
             auto s = hex_after(m, "stream:");
             if (s && pending_hwq_ && stream_hwq_.size() < kMaxStreams)
                 stream_hwq_[*s] = pending_hwq_;
@@ -175,6 +177,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<LineParser> make_hiplog_parser(Sink &s) { return std::make_unique<HipLogParser>(s); }
+std::unique_ptr<LineParser> make_hiplog_parser(Sink &s) {
+    return std::make_unique<HipLogParser>(s);
+}
 
 } // namespace amdqp

@@ -163,6 +163,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<LineParser> make_hqd_parser(Sink &s) { return std::make_unique<HqdParser>(s); }
+std::unique_ptr<LineParser> make_hqd_parser(Sink &s) {
+    return std::make_unique<HqdParser>(s);
+}
 
 } // namespace amdqp

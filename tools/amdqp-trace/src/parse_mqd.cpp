@@ -95,8 +95,8 @@ private:
             got_ = 0;
         }
         if (!in_mqd_ || *off != next_off_)
-            throw ParseError(lineno, "MQD dump offset " + hex(*off) + " out of sequence (expected " +
-                                         hex(next_off_) + ")");
+            throw ParseError(lineno, "MQD dump offset " + hex(*off) +
+                                         " out of sequence (expected " + hex(next_off_) + ")");
         if (*off >= kMaxMqdBytes)
             throw ParseError(lineno, "MQD dump longer than 64 KiB");
         std::string_view rest = l.substr(9);
@@ -150,6 +150,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<LineParser> make_mqd_parser(Sink &s) { return std::make_unique<MqdParser>(s); }
+std::unique_ptr<LineParser> make_mqd_parser(Sink &s) {
+    return std::make_unique<MqdParser>(s);
+}
 
 } // namespace amdqp

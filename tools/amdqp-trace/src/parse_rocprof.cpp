@@ -19,7 +19,7 @@ namespace {
 
 constexpr size_t kMaxString = 1 << 20; // longest JSON string we accept
 constexpr size_t kMaxDepth = 64;
-constexpr size_t kMaxFields = 256;   // fields kept per event; the rest are skipped
+constexpr size_t kMaxFields = 256; // fields kept per event; the rest are skipped
 constexpr size_t kMaxPidNames = 4096;
 
 class RocprofParser final : public LineParser {
@@ -75,13 +75,28 @@ private:
                 return;
             }
             switch (c) {
-            case '"': case '\\': case '/': put(c); break;
-            case 'n': put('\n'); break;
-            case 't': put('\t'); break;
-            case 'r': put('\r'); break;
-            case 'b': put('\b'); break;
-            case 'f': put('\f'); break;
-            default: fail("invalid escape in JSON string");
+            case '"':
+            case '\\':
+            case '/':
+                put(c);
+                break;
+            case 'n':
+                put('\n');
+                break;
+            case 't':
+                put('\t');
+                break;
+            case 'r':
+                put('\r');
+                break;
+            case 'b':
+                put('\b');
+                break;
+            case 'f':
+                put('\f');
+                break;
+            default:
+                fail("invalid escape in JSON string");
             }
             st_ = St::Str;
             return;
@@ -94,7 +109,8 @@ private:
             }
             return;
         case St::Num:
-            if ((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
+            if ((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' ||
+                c == '-') {
                 put(c);
                 return;
             }
@@ -152,7 +168,8 @@ private:
             } else if (c == ']') {
                 close(Ctx::Arr);
             } else {
-                fail(std::string("unexpected '") + c + "' in JSON (expected ',' or a closing bracket)");
+                fail(std::string("unexpected '") + c +
+                     "' in JSON (expected ',' or a closing bracket)");
             }
             return;
         default:
@@ -191,7 +208,8 @@ private:
             put(c);
             st_ = St::Lit;
         } else {
-            fail(std::string("unexpected character '") + (std::isprint(static_cast<unsigned char>(c)) ? c : '?') +
+            fail(std::string("unexpected character '") +
+                 (std::isprint(static_cast<unsigned char>(c)) ? c : '?') +
                  "' where a JSON value was expected");
         }
     }
@@ -323,7 +341,8 @@ private:
         a.tid = static_cast<int64_t>(num(field("tid")));
         a.name = nm;
         auto it = pid_names_.find(p);
-        a.category = it == pid_names_.end() ? std::string_view("rocprof") : std::string_view(it->second);
+        a.category =
+            it == pid_names_.end() ? std::string_view("rocprof") : std::string_view(it->second);
         a.ts_us = ts;
         a.dur_us = dur;
         sink_.api_span(a);
@@ -345,6 +364,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<LineParser> make_rocprof_parser(Sink &s) { return std::make_unique<RocprofParser>(s); }
+std::unique_ptr<LineParser> make_rocprof_parser(Sink &s) {
+    return std::make_unique<RocprofParser>(s);
+}
 
 } // namespace amdqp

@@ -29,7 +29,8 @@ public:
 
     void line(std::string_view raw, uint64_t) override {
         std::string_view l = trim(raw);
-        if (auto p = l.find("Running "); p != std::string_view::npos && l.find(" test") != std::string_view::npos &&
+        if (auto p = l.find("Running "); p != std::string_view::npos &&
+                                         l.find(" test") != std::string_view::npos &&
                                          starts_with(l, "[")) {
             emit();
             std::string_view rest = l.substr(p + 8);
@@ -98,6 +99,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<LineParser> make_workload_parser(Sink &s) { return std::make_unique<WorkloadParser>(s); }
+std::unique_ptr<LineParser> make_workload_parser(Sink &s) {
+    return std::make_unique<WorkloadParser>(s);
+}
 
 } // namespace amdqp

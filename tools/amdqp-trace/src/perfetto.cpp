@@ -22,7 +22,9 @@ PerfettoWriter::PerfettoWriter(std::ostream &os) : os_(os) {
     os_ << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
 }
 
-PerfettoWriter::~PerfettoWriter() { close(); }
+PerfettoWriter::~PerfettoWriter() {
+    close();
+}
 
 void PerfettoWriter::close() {
     if (closed_)
@@ -61,9 +63,8 @@ int64_t PerfettoWriter::queue_track(int64_t pid, const std::string &queue) {
     // Synthetic thread ids, one per queue, far above real tids.
     int64_t tid = 2'000'000'000 + static_cast<int64_t>(queue_tids_.size());
     queue_tids_.emplace(key, tid);
-    emit("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + std::to_string(pid) +
-         ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":" + json_str("queue " + queue) +
-         "}}");
+    emit("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + std::to_string(pid) + ",\"tid\":" +
+         std::to_string(tid) + ",\"args\":{\"name\":" + json_str("queue " + queue) + "}}");
     return tid;
 }
 
@@ -76,18 +77,18 @@ void PerfettoWriter::trace_event(const TraceEvent &e) {
         int64_t gp = gpu_track(gpu);
         bool s = e.name == "amdqp_suspend_batch";
         // Suspended time is the span between a suspend batch and the next resume.
-        emit(std::string("{\"ph\":\"") + (s ? "B" : "E") + "\",\"name\":\"suspended\",\"cat\":\"amdqp\",\"pid\":" +
-             std::to_string(gp) + ",\"tid\":1,\"ts\":" + ts + ",\"args\":{\"event\":" + json_str(e.body) +
-             "}}");
+        emit(std::string("{\"ph\":\"") + (s ? "B" : "E") +
+             "\",\"name\":\"suspended\",\"cat\":\"amdqp\",\"pid\":" + std::to_string(gp) +
+             ",\"tid\":1,\"ts\":" + ts + ",\"args\":{\"event\":" + json_str(e.body) + "}}");
         return;
     }
     std::string_view n = e.name;
     for (std::string_view suffix : {std::string_view("_entry"), std::string_view("_exit")})
         if (n.size() > suffix.size() && n.substr(n.size() - suffix.size()) == suffix &&
             is_kfd_queue_function(n.substr(0, n.size() - suffix.size()))) {
-            emit(std::string("{\"ph\":\"") + (suffix == "_entry" ? "B" : "E") + "\",\"name\":" +
-                 json_str(n.substr(0, n.size() - suffix.size())) + ",\"cat\":\"kfd\",\"pid\":" + pid +
-                 ",\"tid\":" + pid + ",\"ts\":" + ts + "}");
+            emit(std::string("{\"ph\":\"") + (suffix == "_entry" ? "B" : "E") +
+                 "\",\"name\":" + json_str(n.substr(0, n.size() - suffix.size())) +
+                 ",\"cat\":\"kfd\",\"pid\":" + pid + ",\"tid\":" + pid + ",\"ts\":" + ts + "}");
             return;
         }
     std::string name(e.name);
@@ -95,8 +96,8 @@ void PerfettoWriter::trace_event(const TraceEvent &e) {
         std::string_view b = e.body;
         name = std::string(next_token(b));
     }
-    emit("{\"ph\":\"i\",\"s\":\"t\",\"name\":" + json_str(name) + ",\"cat\":\"ftrace\",\"pid\":" + pid +
-         ",\"tid\":" + pid + ",\"ts\":" + ts + ",\"args\":{\"task\":" + json_str(e.task) +
+    emit("{\"ph\":\"i\",\"s\":\"t\",\"name\":" + json_str(name) + ",\"cat\":\"ftrace\",\"pid\":" +
+         pid + ",\"tid\":" + pid + ",\"ts\":" + ts + ",\"args\":{\"task\":" + json_str(e.task) +
          ",\"cpu\":" + std::to_string(e.cpu) + ",\"body\":" + json_str(e.body) + "}}");
 }
 
@@ -106,8 +107,8 @@ void PerfettoWriter::hip_queue(const HipQueueRecord &q) {
     emit(std::string("{\"ph\":\"i\",\"s\":\"t\",\"name\":") +
          json_str(q.created ? "HW queue created" : "HW queue deleted") +
          ",\"cat\":\"hip\",\"pid\":" + std::to_string(q.pid) + ",\"tid\":" + std::to_string(tid) +
-         ",\"ts\":" + num(q.ts_us) + ",\"args\":{\"hwq\":" + json_str(label) +
-         ",\"size\":" + std::to_string(q.size) + ",\"priority\":" + std::to_string(q.priority) + "}}");
+         ",\"ts\":" + num(q.ts_us) + ",\"args\":{\"hwq\":" + json_str(label) + ",\"size\":" +
+         std::to_string(q.size) + ",\"priority\":" + std::to_string(q.priority) + "}}");
 }
 
 void PerfettoWriter::dispatch(const DispatchRecord &d) {

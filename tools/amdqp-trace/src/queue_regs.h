@@ -18,11 +18,11 @@ struct QueueRegs {
     uint32_t pipe_priority = 0;  // 0 low, 1 medium, 2 high
     uint32_t queue_priority = 0; // 0..15, the HSA queue priority
     uint32_t quantum = 0;
-    uint64_t mqd_base = 0;       // GPU VA of the MQD this HQD was loaded from
-    uint64_t ring_base = 0;      // byte address (register holds addr >> 8)
-    uint64_t ring_size = 0;      // bytes
-    uint32_t rptr = 0;           // CP_HQD_PQ_RPTR (dwords)
-    uint64_t wptr = 0;           // CP_HQD_PQ_WPTR_LO/HI (dwords)
+    uint64_t mqd_base = 0;  // GPU VA of the MQD this HQD was loaded from
+    uint64_t ring_base = 0; // byte address (register holds addr >> 8)
+    uint64_t ring_size = 0; // bytes
+    uint32_t rptr = 0;      // CP_HQD_PQ_RPTR (dwords)
+    uint64_t wptr = 0;      // CP_HQD_PQ_WPTR_LO/HI (dwords)
     uint64_t rptr_report_addr = 0;
     uint64_t wptr_poll_addr = 0;
     uint32_t doorbell_offset = 0; // dword offset into the doorbell BAR

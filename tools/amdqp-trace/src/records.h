@@ -26,10 +26,10 @@ struct MqdRecord {
     int64_t pid = 0;
     uint64_t pasid = 0;
     std::string gpu_id;
-    std::string kind;        // "Compute", "SDMA", ...
-    uint32_t queue_ordinal;  // n-th queue of this process in the dump
-    uint32_t xcc_ordinal;    // n-th MQD of that queue (one per XCC on gfx9.4.3)
-    bool has_regs = false;   // SDMA MQDs have a different layout
+    std::string kind;       // "Compute", "SDMA", ...
+    uint32_t queue_ordinal; // n-th queue of this process in the dump
+    uint32_t xcc_ordinal;   // n-th MQD of that queue (one per XCC on gfx9.4.3)
+    bool has_regs = false;  // SDMA MQDs have a different layout
     QueueRegs regs;
 };
 

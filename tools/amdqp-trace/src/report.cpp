@@ -129,9 +129,8 @@ void write_census_json(std::ostream &os, const Analysis &a) {
         os << "    {\"pid\": " << r.pid << ", \"gpu_id\": " << json_str(r.gpu_id)
            << ", \"queues\": " << r.queues << ", \"xcc_instances\": " << r.xccs
            << ", \"submissions\": " << r.submissions << ", \"source\": " << json_str(r.source)
-           << ", \"verdict\": " << json_str(r.queues <= 1 ? (r.queues ? "single-queue" : "none")
-                                                          : "multi-queue")
-           << "}";
+           << ", \"verdict\": "
+           << json_str(r.queues <= 1 ? (r.queues ? "single-queue" : "none") : "multi-queue") << "}";
     }
     os << (first ? "],\n" : "\n  ],\n");
     const HqdSnapshot *peak = a.peak_hqds();
@@ -193,9 +192,8 @@ void write_report(std::ostream &os, const Analysis &a, const std::vector<InputSt
                 break;
             }
             os << fmt("  %-6s %3u %4u %5u %4u %4u %-6s %-16s %9llu %8x %8llx %6x\n",
-                      h.gpu_id.c_str(), h.xcc, h.pipe, h.queue, h.regs.vmid,
-                      h.regs.queue_priority, pipe_priority_name(h.regs.pipe_priority),
-                      hex(h.regs.ring_base).c_str(),
+                      h.gpu_id.c_str(), h.xcc, h.pipe, h.queue, h.regs.vmid, h.regs.queue_priority,
+                      pipe_priority_name(h.regs.pipe_priority), hex(h.regs.ring_base).c_str(),
                       static_cast<unsigned long long>(h.regs.ring_size), h.regs.rptr,
                       static_cast<unsigned long long>(h.regs.wptr), h.regs.doorbell_offset);
         }
@@ -217,8 +215,8 @@ void write_report(std::ostream &os, const Analysis &a, const std::vector<InputSt
 
     if (!a.hip_queues.empty()) {
         os << "\n== HIP hardware queues (AMD_LOG_LEVEL)\n";
-        os << fmt("  %-8s %-16s %8s %5s %14s %14s\n", "pid", "HWq", "packets", "prio",
-                  "created_us", "deleted_us");
+        os << fmt("  %-8s %-16s %8s %5s %14s %14s\n", "pid", "HWq", "packets", "prio", "created_us",
+                  "deleted_us");
         for (const auto &q : a.hip_queues)
             os << fmt("  %-8lld %-16s %8llu %5d %14.0f %14s\n", static_cast<long long>(q.pid),
                       hex(q.hwq).c_str(), static_cast<unsigned long long>(q.size), q.priority,
@@ -297,17 +295,17 @@ void write_report(std::ostream &os, const Analysis &a, const std::vector<InputSt
     os << "\n== Verdict per workload\n";
     os << fmt("  %-10s %-8s %-12s %6s  %s\n", "pid", "gpu", "source", "queues", "verdict");
     for (const auto &r : process_rows(a))
-        os << fmt("  %-10lld %-8s %-12s %6u  %s\n", static_cast<long long>(r.pid),
-                  r.gpu_id.c_str(), r.source.c_str(), r.queues, verdict(r.queues).c_str());
+        os << fmt("  %-10lld %-8s %-12s %6u  %s\n", static_cast<long long>(r.pid), r.gpu_id.c_str(),
+                  r.source.c_str(), r.queues, verdict(r.queues).c_str());
 
     if (!a.workloads.empty()) {
         os << "\n== Workload runs (dual-model logs)\n";
-        os << fmt("  %-22s %-10s %8s %8s %8s %-10s %6s %9s %9s\n", "run", "high", "req/s",
-                  "P50 ms", "P99 ms", "low", "batch", "iter/s", "img/s");
+        os << fmt("  %-22s %-10s %8s %8s %8s %-10s %6s %9s %9s\n", "run", "high", "req/s", "P50 ms",
+                  "P99 ms", "low", "batch", "iter/s", "img/s");
         for (const auto &w : a.workloads)
-            os << fmt("  %-22s %-10s %8.2f %8.2f %8.2f %-10s %6d %9.2f %9.1f\n",
-                      w.scenario.c_str(), w.high_model.c_str(), w.high_rate, w.high_p50_ms,
-                      w.high_p99_ms, w.low_model.c_str(), w.low_batch, w.low_iter_s, w.low_img_s);
+            os << fmt("  %-22s %-10s %8.2f %8.2f %8.2f %-10s %6d %9.2f %9.1f\n", w.scenario.c_str(),
+                      w.high_model.c_str(), w.high_rate, w.high_p50_ms, w.high_p99_ms,
+                      w.low_model.c_str(), w.low_batch, w.low_iter_s, w.low_img_s);
     }
     if (a.dropped)
         os << "\nNote: " << a.dropped << " records beyond the per-entity caps were not kept.\n";

@@ -5,7 +5,9 @@
 
 namespace amdqp {
 
-static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+static bool is_space(char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
 
 std::string_view trim(std::string_view s) {
     while (!s.empty() && is_space(s.front()))
@@ -15,7 +17,9 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool starts_with(std::string_view s, std::string_view p) {
+    return s.substr(0, p.size()) == p;
+}
 
 std::optional<uint64_t> parse_u64(std::string_view s, int base) {
     if (base == 16 && (starts_with(s, "0x") || starts_with(s, "0X")))

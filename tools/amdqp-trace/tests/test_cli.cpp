@@ -31,8 +31,8 @@ Result run(const std::string &args) {
 }
 
 std::string tmpdir() {
-    auto d = std::filesystem::temp_directory_path() /
-             ("amdqp-trace-test-" + std::to_string(::getpid()));
+    auto d =
+        std::filesystem::temp_directory_path() / ("amdqp-trace-test-" + std::to_string(::getpid()));
     std::filesystem::create_directories(d);
     return d.string();
 }
@@ -49,16 +49,20 @@ TEST(Cli, CensusJsonOnFixtureFolder) {
     Result r = run("census --json " + kFix);
     ASSERT_EQ(r.rc, 0) << r.out;
     // Process 94314 has 5 user queues on f7bc (mqds), the HIP test 4 HW queues.
-    EXPECT_NE(r.out.find("{\"pid\": 94314, \"gpu_id\": \"f7bc\", \"queues\": 5, \"xcc_instances\": 4"),
-              std::string::npos)
+    EXPECT_NE(
+        r.out.find("{\"pid\": 94314, \"gpu_id\": \"f7bc\", \"queues\": 5, \"xcc_instances\": 4"),
+        std::string::npos)
         << r.out;
-    EXPECT_NE(r.out.find("{\"pid\": 85406, \"gpu_id\": \"dev0\", \"queues\": 4"), std::string::npos);
-    EXPECT_NE(r.out.find("{\"gpu_id\": \"f7bc\", \"node\": 2, \"xcc_count\": 4, \"active_hqds\": 20, "
-                         "\"active_hiq\": 4, \"per_xcc\": {\"0\": 5, \"1\": 5, \"2\": 5, \"3\": 5}}"),
-              std::string::npos)
-        << r.out;
-    EXPECT_NE(r.out.find("{\"gpu_id\": \"c3f1\", \"node\": 9, \"xcc_count\": 4, \"active_hqds\": 0,"),
+    EXPECT_NE(r.out.find("{\"pid\": 85406, \"gpu_id\": \"dev0\", \"queues\": 4"),
               std::string::npos);
+    EXPECT_NE(
+        r.out.find("{\"gpu_id\": \"f7bc\", \"node\": 2, \"xcc_count\": 4, \"active_hqds\": 20, "
+                   "\"active_hiq\": 4, \"per_xcc\": {\"0\": 5, \"1\": 5, \"2\": 5, \"3\": 5}}"),
+        std::string::npos)
+        << r.out;
+    EXPECT_NE(
+        r.out.find("{\"gpu_id\": \"c3f1\", \"node\": 9, \"xcc_count\": 4, \"active_hqds\": 0,"),
+        std::string::npos);
     // The README in the folder is skipped with a note, not an error.
     EXPECT_NE(r.out.find("note: skipping"), std::string::npos);
 }
@@ -72,7 +76,8 @@ TEST(Cli, CensusTextAndReport) {
     Result r = run("report " + kFix);
     ASSERT_EQ(r.rc, 0) << r.out;
     EXPECT_NE(r.out.find("== Submissions per queue"), std::string::npos);
-    EXPECT_NE(r.out.find("hip-log  85406      dev0     0x7f3660c00000         24"), std::string::npos)
+    EXPECT_NE(r.out.find("hip-log  85406      dev0     0x7f3660c00000         24"),
+              std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find("== Verdict per workload"), std::string::npos);
     EXPECT_NE(r.out.find("baseline               ResNet-18      9.99     2.25     2.65"),
@@ -82,7 +87,7 @@ TEST(Cli, CensusTextAndReport) {
 TEST(Cli, TimelineWritesValidLookingJson) {
     std::string out = tmpdir() + "/t.json";
     Result r = run("timeline --perfetto " + out + " " + kFix + "/rocprof-trace.json " + kFix +
-                "/hip-amd-log-level3-16streams.log");
+                   "/hip-amd-log-level3-16streams.log");
     ASSERT_EQ(r.rc, 0) << r.out;
     std::string j = amdqp::test::slurp(out);
     EXPECT_EQ(j.rfind("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", 0), 0u);
@@ -119,13 +124,16 @@ TEST(Cli, InputErrorsNameFileAndLine) {
     EXPECT_EQ(empty.rc, 1);
     EXPECT_NE(empty.out.find("empty.txt:1: empty file"), std::string::npos) << empty.out;
 
-    write(d + "/bin.dat", std::string("\x7f" "ELF\0\0\0\1garbage", 15));
+    write(d + "/bin.dat", std::string("\x7f"
+                                      "ELF\0\0\0\1garbage",
+                                      15));
     Result bin = run("report " + d + "/bin.dat");
     EXPECT_EQ(bin.rc, 1);
     EXPECT_NE(bin.out.find("bin.dat:1: binary data"), std::string::npos) << bin.out;
 
     // A trace whose third line is cut off.
-    write(d + "/cut.txt", "# tracer: nop\n bash-1 [001] ..... 1.000001: amdqp_error: gpu_id=1\n bash-1 [00");
+    write(d + "/cut.txt",
+          "# tracer: nop\n bash-1 [001] ..... 1.000001: amdqp_error: gpu_id=1\n bash-1 [00");
     Result cut = run("report " + d + "/cut.txt");
     EXPECT_EQ(cut.rc, 1);
     EXPECT_NE(cut.out.find("cut.txt:3: not an ftrace event line"), std::string::npos) << cut.out;

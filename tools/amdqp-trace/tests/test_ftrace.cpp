@@ -120,7 +120,9 @@ TEST(Ftrace, MalformedLines) {
               "3:not an ftrace event line (no '[cpu] timestamp:'): 'bash-1 [001] ..... 1.0'");
     EXPECT_EQ(err(" bash [001] 1.5: x: y\n"), "1:malformed task-pid column 'bash'");
     EXPECT_EQ(err(" bash-1 [001] 1.5: bad name!: y\n"), "1:malformed event name 'bad name!'");
-    EXPECT_EQ(err(" bash-1 [001] 1.5: nocolon\n"), "1:event line without 'name:' after the timestamp");
-    EXPECT_EQ(err(" bash-1 [001] 1.1234567890: x: y\n"),
-              "1:not an ftrace event line (no '[cpu] timestamp:'): 'bash-1 [001] 1.1234567890: x: y'");
+    EXPECT_EQ(err(" bash-1 [001] 1.5: nocolon\n"),
+              "1:event line without 'name:' after the timestamp");
+    EXPECT_EQ(
+        err(" bash-1 [001] 1.1234567890: x: y\n"),
+        "1:not an ftrace event line (no '[cpu] timestamp:'): 'bash-1 [001] 1.1234567890: x: y'");
 }

@@ -34,9 +34,9 @@ TEST(HipLog, SixteenStreamsOnFourHardwareQueues) {
     for (const auto &d : c.dispatches)
         ++per_queue[d.queue];
     EXPECT_EQ(per_queue, (std::map<std::string, int>{{"0x7f1649800000", 24},
-                                                      {"0x7f1654200000", 24},
-                                                      {"0x7f1654e00000", 24},
-                                                      {"0x7f3660c00000", 24}}));
+                                                     {"0x7f1654200000", 24},
+                                                     {"0x7f1654e00000", 24},
+                                                     {"0x7f3660c00000", 24}}));
     EXPECT_EQ(c.kernels[0], "dummy_kernel(int*, int)");
     EXPECT_EQ(c.dispatches[0].gpu, "dev0");
 }
@@ -72,7 +72,9 @@ TEST(HipLog, PidTagAndMalformedLines) {
         return std::string("no error");
     };
     EXPECT_EQ(err("app output\n:3:rocdev"), "2:malformed HIP log line (no source location)");
-    EXPECT_EQ(err(":3:x.cpp :12: 99 ms: hello\n"), "1:malformed HIP log line (no 'NNN us:' timestamp)");
-    EXPECT_EQ(err(":3:x.cpp :zz: 99 us: hello\n"), "1:malformed HIP log line (bad source line number)");
+    EXPECT_EQ(err(":3:x.cpp :12: 99 ms: hello\n"),
+              "1:malformed HIP log line (no 'NNN us:' timestamp)");
+    EXPECT_EQ(err(":3:x.cpp :zz: 99 us: hello\n"),
+              "1:malformed HIP log line (bad source line number)");
     EXPECT_EQ(err("plain application output only\n"), "no error");
 }

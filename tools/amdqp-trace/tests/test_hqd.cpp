@@ -23,8 +23,8 @@ TEST(Hqd, SixteenStreamsDumpLayout) {
         gpus.insert(h.gpu_id);
         node[h.gpu_id] = h.node;
     }
-    EXPECT_EQ(gpus, (std::set<std::string>{"f7bc", "f05b", "eb40", "c66d", "f220", "f5c7",
-                                           "eedc", "c3f1"}));
+    EXPECT_EQ(gpus, (std::set<std::string>{"f7bc", "f05b", "eb40", "c66d", "f220", "f5c7", "eedc",
+                                           "c3f1"}));
     EXPECT_EQ(node["f7bc"], 2u);
     EXPECT_EQ(node["c3f1"], 9u);
     int hiq = 0;
@@ -166,5 +166,6 @@ TEST(Hqd, OtherMalformedInput) {
               "2:register line outside a queue block");
     EXPECT_EQ(err("Node 2, gpu_id f7bc:\n Inst 0,  CP Pipe 0, Queue 2\n    0000c914: 0000zz00\n"),
               "3:malformed register value '0000zz00'");
-    EXPECT_EQ(err("Node 2, gpu_id f7bc:\nhello\n"), "2:unrecognised line in kfd hqds dump: 'hello'");
+    EXPECT_EQ(err("Node 2, gpu_id f7bc:\nhello\n"),
+              "2:unrecognised line in kfd hqds dump: 'hello'");
 }

@@ -36,7 +36,11 @@ TEST(Detect, RejectsNonCaptures) {
     std::string why;
     EXPECT_EQ(detect_format("", why), Format::Unknown);
     EXPECT_EQ(why, "empty file");
-    EXPECT_EQ(detect_format(std::string("\x7f" "ELF\0\0\1", 7), why), Format::Unknown);
+    EXPECT_EQ(detect_format(std::string("\x7f"
+                                        "ELF\0\0\1",
+                                        7),
+                            why),
+              Format::Unknown);
     EXPECT_EQ(why, "binary data (NUL bytes), not a text capture");
     EXPECT_EQ(detect_format("hello world\nthis is a README\n", why), Format::Unknown);
     EXPECT_NE(why.find("not a recognised format"), std::string::npos);

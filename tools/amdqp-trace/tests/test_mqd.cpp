@@ -80,8 +80,10 @@ TEST(Mqd, MalformedInput) {
     };
     EXPECT_EQ(err("  Compute queue on device f7bc\n"),
               "1:queue line before any 'Process N PASID M:' line");
-    EXPECT_EQ(err("Process x PASID 1:\n"), "1:malformed process header, expected 'Process N PASID M:'");
-    EXPECT_EQ(err("Process 1 PASID 0x10:\n    00000000: 00000000\n"), "2:MQD dump line outside a queue");
+    EXPECT_EQ(err("Process x PASID 1:\n"),
+              "1:malformed process header, expected 'Process N PASID M:'");
+    EXPECT_EQ(err("Process 1 PASID 0x10:\n    00000000: 00000000\n"),
+              "2:MQD dump line outside a queue");
     EXPECT_EQ(err("Process 1 PASID 1:\n  Compute queue on device f7bc\n    00000020: 00000000\n"),
               "3:MQD dump offset 0x20 out of sequence (expected 0x0)");
     EXPECT_EQ(err("Process 1 PASID 1:\n  Compute queue on device f7bc\n    00000000: 0000000g\n"),

@@ -35,8 +35,10 @@ static std::string err(const std::string &in) {
 
 TEST(Rocprof, MalformedJson) {
     EXPECT_EQ(err(""), "1:empty JSON document");
-    EXPECT_EQ(err("{\"traceEvents\":[{\"ph\":\"X\""), "1:truncated JSON document (unexpected end of file)");
-    EXPECT_EQ(err("{\"traceEvents\":[1,]}"), "1:unexpected character ']' where a JSON value was expected");
+    EXPECT_EQ(err("{\"traceEvents\":[{\"ph\":\"X\""),
+              "1:truncated JSON document (unexpected end of file)");
+    EXPECT_EQ(err("{\"traceEvents\":[1,]}"),
+              "1:unexpected character ']' where a JSON value was expected");
     EXPECT_EQ(err("{\"a\" 1}"), "1:expected ':' after JSON key");
     EXPECT_EQ(err("{\"a\":1}}"), "1:trailing data after the JSON document");
     EXPECT_EQ(err("{\n\"a\":tru}"), "2:invalid JSON literal 'tru'");
@@ -50,8 +52,8 @@ TEST(Rocprof, VeryLongSingleLineIsStreamed) {
     // A trace written as one line longer than the 1 MiB line limit still parses.
     std::string big = "{\"traceEvents\":[";
     for (int i = 0; i < 20000; ++i)
-        big += std::string(i ? "," : "") +
-               "{\"ph\":\"X\",\"name\":\"k\",\"pid\":1,\"ts\":\"" + std::to_string(i) +
+        big += std::string(i ? "," : "") + "{\"ph\":\"X\",\"name\":\"k\",\"pid\":1,\"ts\":\"" +
+               std::to_string(i) +
                "\",\"dur\":\"1\",\"args\":{\"queue-id\":\"0\",\"gpu-id\":\"2\",\"pid\":\"7\"}}";
     big += "]}";
     ASSERT_GT(big.size(), size_t{1} << 20);

@@ -1,0 +1,160 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# kfd-glue checks, TAP on stdout (diagnostics on stderr):
+#  - the patch series applies to the pristine linux-source-6.12 tree and is
+#    checkpatch --strict clean, and so is the kfd backend;
+#  - the three copies of amdkfd_qctl.h are identical;
+#  - the patched amdgpu.ko builds (or is reused from the cache);
+#  - in the VM: stock DRM deps + patched amdgpu.ko + kmod/amdqp.ko load,
+#    /dev/kfd appears, amdqp binds the kfd backend, bad requests are
+#    rejected, both load/unload orders work (kfd-glue/vmtest/guest.sh).
+#
+# Expects kmod/amdqp.ko to be built already (make modules).
+# Exit status: 0 when every test passed.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+cd "$repo" || exit 1
+# shellcheck source=/dev/null
+. scripts/versions.env
+
+work=$repo/build/kfd-glue
+mkdir -p "$work"
+tmp=$(mktemp -d "$work/check.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+results=()
+pass() { results+=("ok - $1"); echo "kfd-glue: ok - $1" >&2; }
+fail() { results+=("not ok - $1"); echo "kfd-glue: NOT OK - $1" >&2; }
+result() { if [ "$1" = 0 ]; then pass "$2"; else fail "$2"; fi; }
+finish() {
+	local i=0 failed=0 line
+	echo "TAP version 13"
+	echo "1..${#results[@]}"
+	for line in "${results[@]}"; do
+		i=$((i + 1))
+		case "$line" in
+		"not ok"*) failed=1; echo "not ok $i ${line#not ok - }" ;;
+		*) echo "ok $i ${line#ok - }" ;;
+		esac
+	done
+	exit $failed
+}
+
+series=$AMDQP_KSRC_SERIES
+tarball=/usr/src/linux-source-$series.tar.xz
+
+# --- the series applies to the pristine tree -----------------------------
+log=$tmp/apply.log
+if [ -f "$tarball" ] &&
+   tar -C "$tmp" -xJf "$tarball" "linux-source-$series/drivers/gpu/drm/amd/amdkfd" \
+	"linux-source-$series/drivers/gpu/drm/amd/include/kgd_kfd_interface.h" \
+	"linux-source-$series/scripts/checkpatch.pl" \
+	"linux-source-$series/scripts/spelling.txt" \
+	"linux-source-$series/scripts/const_structs.checkpatch" 2>"$log"; then
+	src=$tmp/linux-source-$series
+	ok=0
+	for p in "$here"/patches/*.patch; do
+		patch -d "$src" -p1 --forward --batch --quiet <"$p" >>"$log" 2>&1 ||
+			{ ok=1; echo "${p##*/} failed" >>"$log"; }
+	done
+	[ "$ok" = 0 ] || cat "$log" >&2
+	result $ok "patch series applies to linux-source-$series $AMDQP_KPKGVER"
+	cmp -s "$src/drivers/gpu/drm/amd/include/amdkfd_qctl.h" \
+		"$here/include/amdkfd_qctl.h" &&
+		cmp -s "$here/include/amdkfd_qctl.h" "$repo/kmod/kfd/amdkfd_qctl.h"
+	result $? "amdkfd_qctl.h: patch, kfd-glue/include and kmod/kfd copies are identical"
+
+	# checkpatch: only the MAINTAINERS reminder for new files is accepted
+	# (drivers/gpu/drm/amd/ is already covered by the AMD KFD entry).
+	ok=0
+	for p in "$here"/patches/*.patch; do
+		perl "$src/scripts/checkpatch.pl" --strict --no-tree -q "$p" \
+			>"$tmp/cp.log" 2>&1
+		if grep -E '^(ERROR|WARNING|CHECK):' "$tmp/cp.log" |
+		   grep -v 'does MAINTAINERS need updating' | grep -q .; then
+			ok=1
+			cat "$tmp/cp.log" >&2
+		fi
+	done
+	result $ok "checkpatch --strict clean: kfd-glue/patches"
+	ok=0
+	for f in kmod/kfd/*.c kmod/kfd/*.h; do
+		perl "$src/scripts/checkpatch.pl" --strict --no-tree -q \
+			--ignore FILE_PATH_CHANGES,NEW_TYPEDEFS -f "$f" >"$tmp/cp.log" 2>&1 ||
+			{ ok=1; cat "$tmp/cp.log" >&2; }
+	done
+	result $ok "checkpatch --strict clean: kmod/kfd"
+else
+	cat "$log" >&2
+	fail "extract $tarball (install linux-source-$series=$AMDQP_KPKGVER)"
+fi
+
+# --- patched amdgpu ------------------------------------------------------
+start=$(date +%s)
+if ko=$("$here/build-amdgpu.sh" | tail -n 1) && [ -s "$ko" ]; then
+	pass "patched amdgpu.ko built ($(($(date +%s) - start)) s): $ko"
+else
+	fail "patched amdgpu.ko builds (kfd-glue/build-amdgpu.sh)"
+	ko=
+fi
+if [ -n "$ko" ]; then
+	n=$(nm "$ko" 2>/dev/null | grep -c ' __ksymtab_kfd_qctl_')
+	strings "$ko" | grep -q '^AMDKFD_QCTL$'
+	ns=$?
+	[ "$n" -ge 10 ] && [ "$ns" = 0 ]
+	result $? "amdgpu.ko exports the kfd_qctl_* API in namespace AMDKFD_QCTL ($n symbols)"
+fi
+
+# --- amdqp.ko ------------------------------------------------------------
+amdqp=$repo/kmod/amdqp.ko
+if [ -s "$amdqp" ]; then
+	modinfo -F import_ns "$amdqp" | grep -qx AMDKFD_QCTL &&
+		! modinfo -F depends "$amdqp" | grep -qw amdgpu
+	result $? "amdqp.ko imports AMDKFD_QCTL and has no link-time dependency on amdgpu"
+else
+	fail "kmod/amdqp.ko exists (run make modules first)"
+fi
+
+# --- VM test ------------------------------------------------------------
+kfdtest=$work/kfdtest
+if gcc -static -O2 -Wall -Wextra -Werror -I"$repo/uapi" -o "$kfdtest" \
+	"$here/vmtest/kfdtest.c" 2>"$tmp/cc.log"; then
+	pass "build static vmtest/kfdtest"
+else
+	cat "$tmp/cc.log" >&2
+	fail "build static vmtest/kfdtest"
+	kfdtest=
+fi
+
+if [ -n "$ko" ] && [ -s "$amdqp" ] && [ -n "$kfdtest" ]; then
+	vmstart=$(date +%s)
+	selftests/vm/run-vm.sh --mem 2048 --timeout "${AMDQP_KFD_VM_TIMEOUT:-900}" \
+		--stock-deps amdgpu \
+		--module-file "$ko" --module-file "$amdqp" \
+		--file "$kfdtest:/files/kfdtest" \
+		--file "$here/vmtest/guest.sh:/files/guest.sh" \
+		--out "/results/kfd.tap:$tmp/kfd.tap" \
+		--dmesg "$work/vm-dmesg.txt" \
+		-- sh /files/guest.sh /results/kfd.tap >"$work/vm-console.txt" 2>&1
+	rc=$?
+	if [ -s "$tmp/kfd.tap" ]; then
+		while IFS= read -r line; do
+			case "$line" in
+			"ok - "*) results+=("ok - vm: ${line#ok - }") ;;
+			"not ok - "*) results+=("not ok - vm: ${line#not ok - }") ;;
+			esac
+		done <"$tmp/kfd.tap"
+	else
+		tail -40 "$work/vm-console.txt" >&2
+		fail "vm: guest produced results (run-vm.sh exit $rc)"
+	fi
+	[ "$rc" = 0 ] || tail -60 "$work/vm-console.txt" >&2
+	result "$rc" "vm: run clean, no oops/BUG/WARNING in dmesg (run-vm.sh exit $rc, $(($(date +%s) - vmstart)) s; log build/kfd-glue/vm-console.txt)"
+else
+	fail "vm: prerequisites (amdgpu.ko, kmod/amdqp.ko, kfdtest)"
+fi
+
+finish
