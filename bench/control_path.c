@@ -10,9 +10,10 @@
  * sim's bookkeeping; the firmware's own time (hundreds of us per runlist
  * update on real parts) is not in them. The queues are idle.
  *
- * Per point it records the median wall time of one cycle (suspend all N,
- * then resume all N) and the scheduler updates per cycle, read from
- * AMDQP_IOC_LIST_DEVICES.sched_updates. It checks the model: under HWS a
+ * Per point it records the time of one cycle (suspend all N, then resume
+ * all N; estimated from the median single ioctl, see measure()) and the
+ * scheduler updates per cycle, read from AMDQP_IOC_LIST_DEVICES
+ * sched_updates. It checks the model: under HWS a
  * batch is one runlist update per call whatever N, one call per queue is
  * N; under MES every queue is its own remove/add. Any deviation, or any
  * per-entry error, makes it exit 1.
@@ -39,6 +40,13 @@
 #define NSEC_PER_SEC	UINT64_C(1000000000)
 #define MAX_QUEUES	1024
 #define MAX_ITERS	100000
+#define MAX_SAMPLES	(1 << 18)	/* ioctl durations kept per series */
+
+/* Durations of single ioctls of one kind (method x direction). */
+struct series {
+	uint64_t *ns;
+	size_t n;
+};
 
 enum method { M_BATCH, M_PER_QUEUE, M_COUNT };
 static const char *const method_name[M_COUNT] = { "batch", "per-queue" };
@@ -62,8 +70,7 @@ struct point {
 	uint32_t batch;
 	enum method method;
 	double updates;		/* per cycle, over the timed loop */
-	uint64_t ns;		/* median cycle */
-	uint64_t min_ns;
+	uint64_t ns;		/* one cycle, from the ioctl medians */
 	uint32_t iters;
 };
 
@@ -85,6 +92,23 @@ static void die(const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\n");
 	exit(2);
+}
+
+/* A check failed in a way that stops the run: report it, exit 1. */
+static void die_check(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+
+static void die_check(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "control_path: FAIL: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	exit(1);
 }
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -238,30 +262,39 @@ static void batch_call(int fd, bool suspend, struct amdqp_queue_ref *refs,
 		    n, strerror(-ret));
 	if (b.done == n)
 		return;
+	/* An entry failing is the kernel's failure, not the bench's: exit 1. */
 	for (i = 0; i < n; i++)
 		if (refs[i].result)
-			die("AMDQP_IOC_%s: queue %u: %s (watchdog_resumes now %lld%s)",
+			die_check("AMDQP_IOC_%s: queue %u: %s (watchdog_resumes now %lld%s)",
 			    suspend ? "SUSPEND" : "RESUME", refs[i].queue_id,
 			    strerror(-refs[i].result), watchdog_resumes(),
 			    !suspend && refs[i].result == -EALREADY ?
 			    ": a hold this fd took vanished; only the watchdog drops holds of a live queue" :
 			    "");
-	die("AMDQP_IOC_%s: done %u of %u", suspend ? "SUSPEND" : "RESUME",
-	    b.done, n);
+	die_check("AMDQP_IOC_%s: done %u of %u", suspend ? "SUSPEND" : "RESUME",
+		  b.done, n);
 }
 
-/* Suspend or resume the first @n queues by @m. */
+/*
+ * Suspend or resume the first @n queues by @m, timing each ioctl into
+ * @rec (when given and not full).
+ */
 static void half_cycle(int fd, bool suspend, enum method m,
-		       struct amdqp_queue_ref *refs, uint32_t n)
+		       struct amdqp_queue_ref *refs, uint32_t n,
+		       struct series *rec)
 {
-	uint32_t i;
+	uint32_t i, calls = m == M_BATCH ? 1 : n;
 
-	if (m == M_BATCH) {
-		batch_call(fd, suspend, refs, n);
-		return;
+	for (i = 0; i < calls; i++) {
+		uint64_t t0 = now_ns();
+
+		if (m == M_BATCH)
+			batch_call(fd, suspend, refs, n);
+		else
+			batch_call(fd, suspend, &refs[i], 1);
+		if (rec && rec->n < MAX_SAMPLES)
+			rec->ns[rec->n++] = now_ns() - t0;
 	}
-	for (i = 0; i < n; i++)
-		batch_call(fd, suspend, &refs[i], 1);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -277,16 +310,30 @@ static uint64_t expected_updates(bool hws, enum method m, uint32_t n)
 	return hws && m == M_BATCH ? 1 : n;
 }
 
+static uint64_t median(struct series *sr)
+{
+	if (!sr->n)
+		return 0;
+	qsort(sr->ns, sr->n, sizeof(*sr->ns), cmp_u64);
+	return sr->ns[sr->n / 2];
+}
+
 /*
  * One point: @n queues, both methods. The cycles of the two methods
- * alternate, so that both see the same machine: in a TCG VM on a shared
- * host the speed of the guest drifts over seconds.
+ * alternate, so that both see the same machine.
+ *
+ * The time of a cycle is estimated from the median duration of single
+ * ioctls: median(suspend ioctl) + median(resume ioctl), times the ioctls
+ * per direction (1 for a batch, @n one queue at a time). In a TCG VM on a
+ * shared host the vCPU is descheduled for milliseconds now and then, so
+ * the wall time of a whole cycle longer than a host time slice measures
+ * the host, not amdqp; single ioctls mostly fit between two stalls.
  */
 static void measure(const struct config *c, int fd, uint32_t gpu,
 		    const char *mode, bool hws, struct amdqp_queue_ref *refs,
-		    uint32_t n, uint64_t *samples[M_COUNT])
+		    uint32_t n, struct series rec[M_COUNT][2])
 {
-	uint64_t u0, u1, u2, t0, t1, start, elapsed = 0;
+	uint64_t u0, u1, u2, start, elapsed = 0;
 	uint64_t total[M_COUNT] = { 0, 0 };
 	struct point *p[M_COUNT];
 	uint32_t it = 0;
@@ -299,12 +346,14 @@ static void measure(const struct config *c, int fd, uint32_t gpu,
 		p[m]->mode = mode;
 		p[m]->batch = n;
 		p[m]->method = m;
+		rec[m][0].n = 0;
+		rec[m][1].n = 0;
 
 		/* Checked cycle (also the warm-up): updates per direction. */
 		u0 = sched_updates(fd, gpu);
-		half_cycle(fd, true, m, refs, n);
+		half_cycle(fd, true, m, refs, n, NULL);
 		u1 = sched_updates(fd, gpu);
-		half_cycle(fd, false, m, refs, n);
+		half_cycle(fd, false, m, refs, n, NULL);
 		u2 = sched_updates(fd, gpu);
 		if (u1 - u0 != want || u2 - u1 != want)
 			fail("%s %s batch=%u: suspend made %" PRIu64
@@ -316,17 +365,20 @@ static void measure(const struct config *c, int fd, uint32_t gpu,
 			     "");
 	}
 
-	/* Timed cycles, the methods alternating. */
+	/* Warm-up (caches, TCG translation), then timed cycles, alternating. */
+	for (it = 0; it < (n < 16 ? 16 : 3); it++)
+		for (m = 0; m < M_COUNT; m++) {
+			half_cycle(fd, true, m, refs, n, NULL);
+			half_cycle(fd, false, m, refs, n, NULL);
+		}
+	it = 0;
 	start = now_ns();
 	do {
 		for (m = 0; m < M_COUNT; m++) {
 			u0 = sched_updates(fd, gpu);
-			t0 = now_ns();
-			half_cycle(fd, true, m, refs, n);
-			half_cycle(fd, false, m, refs, n);
-			t1 = now_ns();
+			half_cycle(fd, true, m, refs, n, &rec[m][0]);
+			half_cycle(fd, false, m, refs, n, &rec[m][1]);
 			u1 = sched_updates(fd, gpu);
-			samples[m][it] = t1 - t0;
 			total[m] += u1 - u0;
 			if (u1 - u0 != 2 * expected_updates(hws, m, n))
 				fail("%s %s batch=%u: a cycle made %" PRIu64
@@ -339,16 +391,16 @@ static void measure(const struct config *c, int fd, uint32_t gpu,
 	} while (it < MAX_ITERS && (it < c->min_iters || elapsed < c->min_ns));
 
 	for (m = 0; m < M_COUNT; m++) {
-		qsort(samples[m], it, sizeof(*samples[m]), cmp_u64);
+		uint32_t calls = m == M_BATCH ? 1 : n;
+
 		p[m]->iters = it;
-		p[m]->ns = samples[m][it / 2];
-		p[m]->min_ns = samples[m][0];
+		p[m]->ns = calls * (median(&rec[m][0]) + median(&rec[m][1]));
 		p[m]->updates = (double)total[m] / it;
 	}
 }
 
 static void run_mode(const struct config *c, const char *mode, bool hws,
-		     uint32_t gpu, uint64_t *samples[M_COUNT])
+		     uint32_t gpu, struct series rec[M_COUNT][2])
 {
 	static struct amdqp_queue_ref refs[MAX_QUEUES];
 	int afd, sfd, ret;
@@ -381,7 +433,7 @@ static void run_mode(const struct config *c, const char *mode, bool hws,
 	}
 
 	for (n = 1; n <= c->max_batch; n *= 2) {
-		measure(c, afd, gpu, mode, hws, refs, n, samples);
+		measure(c, afd, gpu, mode, hws, refs, n, rec);
 		printf("[bench]   batch %3u: batch %8.1f us, per-queue %9.1f us\n",
 		       n, points[npoints - 2].ns / 1e3,
 		       points[npoints - 1].ns / 1e3);
@@ -405,8 +457,9 @@ static void print_table(void)
 {
 	unsigned int i;
 
-	printf("\nsuspend+resume of N idle queues, one cycle (median); sim latency knobs 0:\n");
-	printf("control path only (syscalls, amdqp core, sim bookkeeping), no firmware time\n\n");
+	printf("\nsuspend+resume of N idle queues, one cycle = calls x (median suspend ioctl +\n");
+	printf("median resume ioctl); sim latency knobs 0: control path only (syscalls,\n");
+	printf("amdqp core, sim bookkeeping), no firmware time\n\n");
 	printf("%-4s %5s | %11s %8s | %11s %8s | %10s %9s\n", "mode", "N",
 	       "batch us", "updates", "per-q us", "updates", "time ratio",
 	       "upd ratio");
@@ -512,9 +565,9 @@ int main(int argc, char **argv)
 		.hws = true,
 		.mes = true,
 	};
-	uint64_t *samples[M_COUNT];
+	struct series rec[M_COUNT][2];
 	long long wd0, wd1;
-	int o;
+	int i, j, o;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -575,16 +628,21 @@ int main(int argc, char **argv)
 	}
 
 	wd0 = watchdog_resumes();
-	samples[M_BATCH] = calloc(MAX_ITERS, sizeof(uint64_t));
-	samples[M_PER_QUEUE] = calloc(MAX_ITERS, sizeof(uint64_t));
-	if (!samples[M_BATCH] || !samples[M_PER_QUEUE])
-		die("out of memory");
+	for (i = 0; i < M_COUNT; i++) {
+		for (j = 0; j < 2; j++) {
+			rec[i][j].n = 0;
+			rec[i][j].ns = calloc(MAX_SAMPLES, sizeof(uint64_t));
+			if (!rec[i][j].ns)
+				die("out of memory");
+		}
+	}
 	if (c.hws)
-		run_mode(&c, "hws", true, c.gpu_base, samples);
+		run_mode(&c, "hws", true, c.gpu_base, rec);
 	if (c.mes)
-		run_mode(&c, "mes", false, c.gpu_base + 1, samples);
-	free(samples[M_PER_QUEUE]);
-	free(samples[M_BATCH]);
+		run_mode(&c, "mes", false, c.gpu_base + 1, rec);
+	for (i = 0; i < M_COUNT; i++)
+		for (j = 0; j < 2; j++)
+			free(rec[i][j].ns);
 
 	wd1 = watchdog_resumes();
 	if (wd0 >= 0 && wd1 > wd0)

@@ -18,12 +18,14 @@
 # everything passed (or skipped), 1 otherwise.
 #
 # Environment: AMDQP_MODULE_DIR (default /modules), AMDQP_TEST_TIMEOUT
-# (seconds per program, default 300), AMDQP_TESTS (space separated program
-# names to run instead of tests.list).
+# (seconds per program; default: timeout= in ./settings, else 300),
+# AMDQP_TESTS (space separated program names to run instead of tests.list).
 
 here=$(cd "$(dirname "$0")" && pwd)
 moddir=${AMDQP_MODULE_DIR:-/modules}
-per_test_timeout=${AMDQP_TEST_TIMEOUT:-300}
+# kselftest's per-folder settings file: timeout=SECONDS per program.
+settings_timeout=$(sed -n 's/^timeout=\([0-9]*\)$/\1/p' "$here/settings" 2>/dev/null)
+per_test_timeout=${AMDQP_TEST_TIMEOUT:-${settings_timeout:-300}}
 export AMDQP_MODULE_DIR="$moddir"
 
 if [ -n "${AMDQP_TESTS:-}" ]; then
@@ -120,7 +122,10 @@ for t in $tests; do
 	esac
 	note "$t took ${dt}s"
 	# A test that crashed may leave sim devices behind; say so.
-	left=$(ls -d /sys/kernel/debug/amdqp_sim/gpu* 2>/dev/null | tr '\n' ' ')
+	left=
+	for d in /sys/kernel/debug/amdqp_sim/gpu*; do
+		[ -d "$d" ] && left="$left ${d##*/}"
+	done
 	[ -z "$left" ] || note "sim devices left behind after $t: $left"
 done
 note "all programs took $(($(date +%s) - start))s"

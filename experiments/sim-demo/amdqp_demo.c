@@ -535,8 +535,12 @@ static void run_phase(struct demo *d, enum phase ph, double secs)
 			d->e2e_ns[r->requests++] = done_ns > d->req_due[head] ?
 						   done_ns - d->req_due[head] : 0;
 			head++;
+			/*
+			 * Idle: resume once the hysteresis has passed since
+			 * the completion, not since this thread woke up.
+			 */
 			if (head == tail && suspended)
-				resume_at = now_ns() + c->hyst_ns;
+				resume_at = done_ns + c->hyst_ns;
 			continue;
 		}
 		if (resume_at && t >= resume_at) {

@@ -71,6 +71,7 @@ static uint64_t rptr_of(int sfd, uint32_t gpu, uint32_t qid)
 
 TEST_F(effect, suspended_queue_stops)
 {
+	struct amdqp_queue_info qi;
 	struct amdqp_sim_query q;
 	uint64_t r1, r2, seq;
 
@@ -103,6 +104,17 @@ TEST_F(effect, suspended_queue_stops)
 	/* And it finishes everything. */
 	EXPECT_EQ(0, sim_wait(self->sfd, self->gpu, self->hog, 50,
 			      20 * NSEC_PER_SEC, NULL));
+
+	/* LIST_QUEUES carries the backend's per-queue counters. */
+	ASSERT_EQ(0, qp_queue_info(self->qfd, getpid(), self->gpu, self->hog,
+				   &qi));
+	ASSERT_EQ(0, sim_query(self->sfd, self->gpu, self->hog, &q));
+	EXPECT_EQ(50, qi.submitted);
+	EXPECT_EQ(50, qi.completed);
+	EXPECT_EQ(q.busy_ns, qi.busy_ns);
+	EXPECT_LE(50 * 20 * NSEC_PER_MSEC * 9 / 10, qi.busy_ns);
+	EXPECT_EQ(1, qi.suspend_count);
+	EXPECT_LE(400 * NSEC_PER_MSEC, qi.suspended_ns);
 }
 
 /*

@@ -176,6 +176,51 @@ TEST_F(faults, preempt_timeout)
 
 /* A failed unmap in a batch: each entry's result matches its state. */
 /*
+ * After -ETIME nothing may retry the unmap behind the caller's back (a
+ * hold that is still being applied is not a hold to repair). The race is
+ * timing dependent, so try a few times.
+ */
+TEST_F(faults, preempt_timeout_no_retry)
+{
+	struct amdqp_device_info d0, d1;
+	bool held[1] = { false };
+	unsigned int i, retried = 0, inconsistent = 0, not_ours = 0;
+	int why = 0, ret;
+
+	for (i = 0; i < 8; i++) {
+		ASSERT_EQ(0, qp_dev_info(self->qfd, self->gpu, &d0));
+		ASSERT_EQ(0, sim_knob_set(self->gpu, "fail_preempt", 1));
+		ret = qp_suspend1(self->qfd, getpid(), self->gpu, self->qid[0]);
+		if (ret == 0) {
+			/* Someone else's unmap took the injected failure. */
+			not_ours++;
+			ASSERT_EQ(0, qp_resume1(self->qfd, getpid(), self->gpu,
+						self->qid[0]));
+			continue;
+		}
+		ASSERT_EQ(-ETIME, ret);
+		if (stays_consistent(self->qfd, self->sfd, self->gpu,
+				     self->qid, held, 1, 200, &why) >= 0)
+			inconsistent++;
+		/* Let any repair run its course before counting. */
+		ASSERT_EQ(0, qp_wait_state(self->qfd, getpid(), self->gpu,
+					   self->qid[0], AMDQP_QSTATE_SUSPENDED,
+					   0, 2000));
+		ASSERT_EQ(0, qp_dev_info(self->qfd, self->gpu, &d1));
+		if (d1.sched_updates - d0.sched_updates != 1)
+			retried++;
+	}
+	EXPECT_EQ(0, retried) TH_LOG("%u of 8 timed-out suspends were retried",
+				     retried);
+	EXPECT_EQ(0, inconsistent)
+		TH_LOG("%u of 8 timed-out queues went off the hardware anyway",
+		       inconsistent);
+	EXPECT_EQ(0, not_ours)
+		TH_LOG("%u of 8 injected timeouts hit an unmap the caller did not issue",
+		       not_ours);
+}
+
+/*
  * A failed unmap in a batch: each entry's result matches its state, right
  * away and afterwards, and nothing retries the failed preemption behind
  * the caller's back (the firmware cost of a timeout is paid once).

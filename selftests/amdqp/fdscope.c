@@ -368,6 +368,40 @@ TEST_F(fdscope, holder_killed)
 }
 
 /*
+ * The holder is killed while its suspend is still in the firmware (slow
+ * unmap): the call completes, then the exit lets go, and the queue ends
+ * up running with nobody holding it.
+ */
+TEST_F(fdscope, holder_killed_mid_suspend)
+{
+	struct amdqp_device_info di;
+	int status;
+	pid_t holder;
+
+	ASSERT_EQ(0, sim_knob_set(self->gpu, "unmap_latency_us", 500000));
+	holder = fork();
+	ASSERT_LE(0, holder);
+	if (!holder) {
+		int fd = qp_open();
+
+		qp_suspend1(fd, getppid(), self->gpu, self->qid[0]);
+		_exit(0);
+	}
+	sleep_ms(150);
+	kill(holder, SIGKILL);
+	ASSERT_EQ(holder, waitpid(holder, &status, 0));
+	sim_knob_set(self->gpu, "unmap_latency_us", 0);
+	EXPECT_EQ(0, qp_wait_state(self->qfd, getpid(), self->gpu, self->qid[0],
+				   AMDQP_QSTATE_SUSPENDED, 0, 3000));
+	EXPECT_EQ(1, mapped(self->sfd, self->gpu, self->qid[0]));
+	ASSERT_EQ(0, qp_dev_info(self->qfd, self->gpu, &di));
+	EXPECT_EQ(0, di.num_suspended);
+	/* And it can be suspended again normally. */
+	EXPECT_EQ(0, qp_suspend1(self->qfd, getpid(), self->gpu, self->qid[0]));
+	EXPECT_EQ(0, qp_resume1(self->qfd, getpid(), self->gpu, self->qid[0]));
+}
+
+/*
  * Closing the /dev/amdqp_sim fd destroys the queues even while another
  * process holds them suspended; the holder's later resume says ENOENT.
  */

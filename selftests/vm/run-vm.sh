@@ -8,6 +8,13 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=scripts/lib.sh
 . "$here/../../scripts/lib.sh"
 
+# Harness errors: one "FAIL:" line on stdout (counted by scripts/check.sh)
+# and exit status 125, so that they are never mistaken for test results.
+amdqp_die() {
+	printf '%s: FAIL: %s\n' "${0##*/}" "$*"
+	exit 125
+}
+
 usage() {
 	cat <<USAGE
 Usage: ${0##*/} [OPTIONS] -- GUEST_COMMAND...
@@ -198,7 +205,7 @@ fi
 # --- kernel and module tree ------------------------------------------------
 moddir=
 if [ -z "$kernel" ] || [ ${#stock_full[@]} -gt 0 ] || [ ${#stock_deps[@]} -gt 0 ]; then
-	mapfile -t kpaths < <("$AMDQP_ROOT/scripts/fetch-kernel.sh")
+	mapfile -t kpaths < <(bash "$AMDQP_ROOT/scripts/fetch-kernel.sh")
 	[ ${#kpaths[@]} -eq 2 ] || amdqp_die "scripts/fetch-kernel.sh failed"
 	[ -n "$kernel" ] || kernel="${kpaths[0]}"
 	moddir="${kpaths[1]}"

@@ -3,6 +3,7 @@
 // the scalars of the event being read (and of its "args"), so memory stays bounded
 // however long the trace is.
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <unordered_map>
@@ -294,12 +295,24 @@ private:
         return nullptr;
     }
 
+    // Numbers arrive as JSON numbers or strings ("ts":"418618585225"); anything
+    // not finite becomes 0 so that nothing downstream sees inf/nan.
     static double num(const std::string *s) {
         if (!s)
             return 0;
         char *end = nullptr;
         double v = std::strtod(s->c_str(), &end);
-        return end == s->c_str() ? 0 : v;
+        return end == s->c_str() || !std::isfinite(v) ? 0 : v;
+    }
+
+    // Integer ids (pid, tid): a double outside int64 range must not be cast.
+    static int64_t id(const std::string *s) {
+        if (!s)
+            return 0;
+        if (auto v = parse_i64(*s))
+            return *v;
+        double d = num(s);
+        return d > -9e18 && d < 9e18 ? static_cast<int64_t>(d) : 0;
     }
 
     void event() {
@@ -307,7 +320,7 @@ private:
         if (!ph)
             return;
         const std::string *pid = field("pid");
-        int64_t p = static_cast<int64_t>(num(pid));
+        int64_t p = id(pid);
         if (*ph == "M") {
             const std::string *n = field("args.name");
             const std::string *what = field("name");
@@ -326,7 +339,7 @@ private:
         if (queue) {
             DispatchRecord d;
             d.source = "rocprof";
-            d.pid = static_cast<int64_t>(num(field("args.pid")));
+            d.pid = id(field("args.pid"));
             const std::string *gpu = field("args.gpu-id");
             d.gpu = gpu ? "agent" + *gpu : "agent?";
             d.queue = *queue;
@@ -337,8 +350,8 @@ private:
             return;
         }
         ApiSpan a;
-        a.pid = static_cast<int64_t>(num(field("args.pid")));
-        a.tid = static_cast<int64_t>(num(field("tid")));
+        a.pid = id(field("args.pid"));
+        a.tid = id(field("tid"));
         a.name = nm;
         auto it = pid_names_.find(p);
         a.category =

@@ -2,6 +2,10 @@
 // latency-bound model and one low-priority throughput model per run, one or more
 // runs (baseline, xsched, amdqp, ...) per log. Unknown lines are skipped: the log
 // interleaves tracebacks and tool output.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
 #include "error.h"
 #include "parsers.h"
 #include "text.h"
@@ -20,7 +24,13 @@ double num_field(std::string_view l, std::string_view key) {
     size_t n = std::min(tok.size(), sizeof buf - 1);
     tok.copy(buf, n);
     buf[n] = 0;
-    return std::strtod(buf, nullptr);
+    double v = std::strtod(buf, nullptr);
+    return std::isfinite(v) ? v : 0;
+}
+
+// Batch sizes: clamp before converting, a double outside int range is UB.
+int to_int(double v) {
+    return v > 0 && v < 1e9 ? static_cast<int>(v) : 0;
 }
 
 class WorkloadParser final : public LineParser {
@@ -67,7 +77,7 @@ public:
         else if (section_ == 'L' && starts_with(l, "Images/sec:"))
             cur_.low_img_s = num_field(l, "Images/sec:");
         else if (section_ == 'L' && starts_with(l, "Batch size:"))
-            cur_.low_batch = static_cast<int>(num_field(l, "Batch size:"));
+            cur_.low_batch = to_int(num_field(l, "Batch size:"));
         else if (l.empty() || starts_with(l, "===") || starts_with(l, "FINAL"))
             section_ = 0;
     }

@@ -36,6 +36,16 @@ uint32_t hiq_active(const GpuSnapshot &g) {
     return n;
 }
 
+// GPUs in KFD topology node order (the order kfd prints them), not by id.
+std::vector<std::pair<std::string, const GpuSnapshot *>> by_node(const HqdSnapshot &s) {
+    std::vector<std::pair<std::string, const GpuSnapshot *>> v;
+    for (const auto &[id, g] : s.gpus)
+        v.emplace_back(id, &g);
+    std::sort(v.begin(), v.end(),
+              [](const auto &a, const auto &b) { return a.second->node < b.second->node; });
+    return v;
+}
+
 std::string verdict(uint32_t queues) {
     if (queues == 0)
         return "no user queues";
@@ -115,9 +125,9 @@ void write_census_text(std::ostream &os, const Analysis &a) {
     os << "\nActive HQDs per GPU and XCC (" << peak->file << ")\n";
     os << fmt("  %-6s %-5s %5s %12s %6s  %s\n", "gpu", "node", "xccs", "active_user", "hiq",
               "per-XCC user HQDs");
-    for (const auto &[id, g] : peak->gpus)
-        os << fmt("  %-6s %-5u %5zu %12u %6u  %s\n", id.c_str(), g.node, g.xcc.size(),
-                  g.active_user(), hiq_active(g), per_xcc_text(g).c_str());
+    for (const auto &[id, g] : by_node(*peak))
+        os << fmt("  %-6s %-5u %5zu %12u %6u  %s\n", id.c_str(), g->node, g->xcc.size(),
+                  g->active_user(), hiq_active(*g), per_xcc_text(*g).c_str());
 }
 
 void write_census_json(std::ostream &os, const Analysis &a) {
@@ -138,7 +148,8 @@ void write_census_json(std::ostream &os, const Analysis &a) {
     os << "  \"gpus\": [";
     first = true;
     if (peak)
-        for (const auto &[id, g] : peak->gpus) {
+        for (const auto &[id, gp] : by_node(*peak)) {
+            const GpuSnapshot &g = *gp;
             os << (first ? "\n" : ",\n");
             first = false;
             os << "    {\"gpu_id\": " << json_str(id) << ", \"node\": " << g.node

@@ -63,6 +63,11 @@ TEST(Cli, CensusJsonOnFixtureFolder) {
     EXPECT_NE(
         r.out.find("{\"gpu_id\": \"c3f1\", \"node\": 9, \"xcc_count\": 4, \"active_hqds\": 0,"),
         std::string::npos);
+    // GPUs in topology node order: node 2 (f7bc) first, node 9 (c3f1) last.
+    EXPECT_LT(r.out.find("\"gpu_id\": \"f7bc\", \"node\": 2"),
+              r.out.find("\"gpu_id\": \"f05b\", \"node\": 3"));
+    EXPECT_LT(r.out.find("\"gpu_id\": \"eedc\", \"node\": 8"),
+              r.out.find("\"gpu_id\": \"c3f1\", \"node\": 9"));
     // The README in the folder is skipped with a note, not an error.
     EXPECT_NE(r.out.find("note: skipping"), std::string::npos);
 }

@@ -62,3 +62,17 @@ TEST(Rocprof, VeryLongSingleLineIsStreamed) {
     ASSERT_EQ(a.subs.size(), 1u);
     EXPECT_EQ(a.subs.begin()->second.n, 20000u);
 }
+
+TEST(Rocprof, OutOfRangeNumbersAreZeroNotUndefined) {
+    // Found by fuzz_rocprof: a pid of 5e43 was cast to int64 (undefined behaviour).
+    amdqp::test::Collect c;
+    parse_buffer("{\"traceEvents\":[{\"ph\":\"M\",\"pid\":5e43,\"name\":\"process_name\","
+                 "\"args\":{\"name\":\"x\"}},{\"ph\":\"X\",\"name\":\"k\",\"pid\":5e43,"
+                 "\"tid\":-1e300,\"ts\":\"1e999\",\"dur\":\"nan\",\"args\":{\"pid\":\"9e99\"}}]}",
+                 Format::Rocprof, c);
+    ASSERT_EQ(c.spans.size(), 1u);
+    EXPECT_EQ(c.spans[0].pid, 0);
+    EXPECT_EQ(c.spans[0].tid, 0);
+    EXPECT_EQ(c.spans[0].ts_us, 0.0);
+    EXPECT_EQ(c.spans[0].dur_us, 0.0);
+}
