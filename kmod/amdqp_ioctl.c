@@ -237,7 +237,8 @@ static long amdqp_ioctl_set_priority(struct amdqp_file *f, void __user *arg,
 	q = amdqp_find_queue(&sp.ref, f->pid_ns);
 	if (IS_ERR(q)) {
 		mutex_unlock(&amdqp_lock);
-		return PTR_ERR(q);
+		ret = PTR_ERR(q);
+		goto out;
 	}
 	if ((sp.priority > q->priority || !uid_eq(q->uid, current_euid())) &&
 	    !capable(CAP_SYS_NICE)) {
@@ -268,7 +269,9 @@ static long amdqp_ioctl_set_priority(struct amdqp_file *f, void __user *arg,
 	mutex_unlock(&q->dev->sched_lock);
 put:
 	amdqp_queue_put(q);
+out:
 	sp.ref.result = ret;
+	sp.ref.state = 0;
 	if (copy_to_user(arg, &sp, min_t(size_t, size, sizeof(sp))))
 		return -EFAULT;
 	return ret;

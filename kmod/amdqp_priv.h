@@ -63,6 +63,11 @@ struct amdqp_queue {
 	u32 queue_id;
 	u32 priority;			/* amdqp_lock */
 	u32 nr_holds;			/* amdqp_lock */
+	/*
+	 * ioctls that changed holds and have not finished reconciling
+	 * (amdqp_lock); the watchdog leaves such queues to them.
+	 */
+	u32 inflight;
 	u64 ring_va;
 	u64 ring_size;
 	u64 created_ns;

@@ -23,7 +23,8 @@ int amdqp_may_control(struct amdqp_queue *q)
 	struct task_struct *t;
 	bool same, dumpable = true;
 
-	if (capable(CAP_SYS_ADMIN))
+	/* A process may always act on its own queues, as with ptrace. */
+	if (q->owner == task_tgid(current) || capable(CAP_SYS_ADMIN))
 		return 0;
 	t = get_pid_task(q->owner, PIDTYPE_TGID);
 	if (!t)
@@ -94,11 +95,17 @@ static u32 amdqp_qstate(struct amdqp_file *f, struct amdqp_queue *q, u64 now)
 	return s;
 }
 
-/* A batch request with its queue lookups, shared by SUSPEND and RESUME. */
+/*
+ * A batch request with its queue lookups, shared by SUSPEND and RESUME.
+ * @qs holds every queue found (for the state reported back), @act only
+ * those this call changes the holds of (what gets reconciled).
+ */
 struct amdqp_req {
 	struct amdqp_batch b;
+	u32 n;				/* entries allocated below */
 	struct amdqp_queue_ref *refs;
 	struct amdqp_queue **qs;
+	struct amdqp_queue **act;
 	struct amdqp_hold **holds;
 	int *res;
 };
@@ -107,14 +114,15 @@ static void amdqp_req_free(struct amdqp_req *r)
 {
 	u32 i;
 
-	for (i = 0; i < r->b.count; i++) {
-		if (r->qs && r->qs[i])
+	for (i = 0; i < r->n; i++) {
+		if (r->qs[i])
 			amdqp_queue_put(r->qs[i]);
 		if (r->holds)
 			kfree(r->holds[i]);
 	}
 	kvfree(r->holds);
 	kvfree(r->res);
+	kvfree(r->act);
 	kvfree(r->qs);
 	kvfree(r->refs);
 }
@@ -123,32 +131,37 @@ static int amdqp_req_read(struct amdqp_req *r, void __user *arg, u32 size,
 			  bool suspend)
 {
 	u8 __user *uref;
-	u32 i;
+	u32 i, count;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
 	ret = copy_struct_from_user(&r->b, sizeof(r->b), arg, size);
 	if (ret)
 		return ret;
+	count = r->b.count;
 	if (r->b.flags || r->b.pad || (!suspend && r->b.grace_us))
 		return -EINVAL;
-	if (!r->b.count || r->b.count > AMDQP_MAX_BATCH ||
+	if (!count || count > AMDQP_MAX_BATCH ||
 	    r->b.ref_size < offsetofend(struct amdqp_queue_ref, ring_va) ||
-	    r->b.ref_size > PAGE_SIZE || r->b.ref_size % 8) {
-		r->b.count = 0;
+	    r->b.ref_size > PAGE_SIZE || r->b.ref_size % 8)
 		return -EINVAL;
-	}
 
-	r->refs = kvcalloc(r->b.count, sizeof(*r->refs), GFP_KERNEL);
-	r->qs = kvcalloc(r->b.count, sizeof(*r->qs), GFP_KERNEL);
-	r->res = kvcalloc(r->b.count, sizeof(*r->res), GFP_KERNEL);
+	r->refs = kvcalloc(count, sizeof(*r->refs), GFP_KERNEL);
+	r->qs = kvcalloc(count, sizeof(*r->qs), GFP_KERNEL);
+	r->act = kvcalloc(count, sizeof(*r->act), GFP_KERNEL);
+	r->res = kvcalloc(count, sizeof(*r->res), GFP_KERNEL);
 	if (suspend)
-		r->holds = kvcalloc(r->b.count, sizeof(*r->holds), GFP_KERNEL);
-	if (!r->refs || !r->qs || !r->res || (suspend && !r->holds))
+		r->holds = kvcalloc(count, sizeof(*r->holds), GFP_KERNEL);
+	if (!r->refs || !r->qs || !r->act || !r->res ||
+	    (suspend && !r->holds)) {
+		kvfree(r->qs);
+		r->qs = NULL;
 		return -ENOMEM;
+	}
+	r->n = count;
 
 	uref = u64_to_user_ptr(r->b.refs);
-	for (i = 0; i < r->b.count; i++) {
+	for (i = 0; i < count; i++) {
 		ret = copy_struct_from_user(&r->refs[i], sizeof(r->refs[i]),
 					    uref + (size_t)i * r->b.ref_size,
 					    r->b.ref_size);
@@ -174,7 +187,7 @@ static int amdqp_req_write(struct amdqp_req *r, struct amdqp_file *f,
 
 	r->b.done = 0;
 	mutex_lock(&amdqp_lock);
-	for (i = 0; i < r->b.count; i++) {
+	for (i = 0; i < r->n; i++) {
 		r->refs[i].result = r->res[i];
 		r->refs[i].state = r->qs[i] && !r->qs[i]->dead ?
 				   amdqp_qstate(f, r->qs[i], now) : 0;
@@ -183,13 +196,24 @@ static int amdqp_req_write(struct amdqp_req *r, struct amdqp_file *f,
 	}
 	mutex_unlock(&amdqp_lock);
 
-	for (i = 0; i < r->b.count; i++)
+	for (i = 0; i < r->n; i++)
 		if (copy_to_user(uref + (size_t)i * r->b.ref_size,
 				 &r->refs[i], rsize))
 			return -EFAULT;
 	if (copy_to_user(arg, &r->b, min_t(size_t, size, sizeof(r->b))))
 		return -EFAULT;
 	return 0;
+}
+
+/* The ioctl's reconciliation is done: the watchdog may look again. */
+static void amdqp_req_settle(struct amdqp_req *r)
+{
+	u32 i;
+
+	lockdep_assert_held(&amdqp_lock);
+	for (i = 0; i < r->n; i++)
+		if (r->act[i])
+			r->act[i]->inflight--;
 }
 
 long amdqp_ioctl_suspend(struct amdqp_file *f, void __user *arg, u32 size)
@@ -205,7 +229,7 @@ long amdqp_ioctl_suspend(struct amdqp_file *f, void __user *arg, u32 size)
 	atomic64_inc(&amdqp_stats.suspend_calls);
 
 	mutex_lock(&amdqp_lock);
-	for (i = 0; i < r.b.count; i++) {
+	for (i = 0; i < r.n; i++) {
 		struct amdqp_queue *q;
 
 		q = amdqp_find_queue(&r.refs[i], f->pid_ns);
@@ -213,35 +237,35 @@ long amdqp_ioctl_suspend(struct amdqp_file *f, void __user *arg, u32 size)
 			r.res[i] = PTR_ERR(q);
 			continue;
 		}
+		r.qs[i] = q;
 		r.res[i] = amdqp_may_control(q);
 		if (!r.res[i] && amdqp_find_hold(f, q))
 			r.res[i] = -EALREADY;
 		if (!r.res[i] && now < q->cooldown_until)
 			r.res[i] = -EAGAIN;
-		if (r.res[i]) {
-			amdqp_queue_put(q);
+		if (r.res[i])
 			continue;
-		}
 		amdqp_add_hold(f, q, r.holds[i]);
 		r.holds[i] = NULL;
-		r.qs[i] = q;
+		q->inflight++;
+		r.act[i] = q;
 	}
 	mutex_unlock(&amdqp_lock);
 
-	amdqp_reconcile(r.qs, r.b.count, r.res, r.b.grace_us,
-			&r.b.latency_ns);
+	amdqp_reconcile(r.act, r.n, r.res, r.b.grace_us, &r.b.latency_ns);
 
 	/* A failed suspension is not held: the queue kept running. */
 	mutex_lock(&amdqp_lock);
-	for (i = 0; i < r.b.count; i++) {
+	for (i = 0; i < r.n; i++) {
 		struct amdqp_hold *h;
 
-		if (!r.qs[i] || !r.res[i])
+		if (!r.act[i] || !r.res[i])
 			continue;
-		h = amdqp_find_hold(f, r.qs[i]);
+		h = amdqp_find_hold(f, r.act[i]);
 		if (h)
 			amdqp_del_hold(h);
 	}
+	amdqp_req_settle(&r);
 	mutex_unlock(&amdqp_lock);
 
 	ret = amdqp_req_write(&r, f, arg, size);
@@ -262,7 +286,7 @@ long amdqp_ioctl_resume(struct amdqp_file *f, void __user *arg, u32 size)
 	atomic64_inc(&amdqp_stats.resume_calls);
 
 	mutex_lock(&amdqp_lock);
-	for (i = 0; i < r.b.count; i++) {
+	for (i = 0; i < r.n; i++) {
 		struct amdqp_queue *q;
 		struct amdqp_hold *h;
 
@@ -271,18 +295,22 @@ long amdqp_ioctl_resume(struct amdqp_file *f, void __user *arg, u32 size)
 			r.res[i] = PTR_ERR(q);
 			continue;
 		}
+		r.qs[i] = q;
 		h = amdqp_find_hold(f, q);
 		if (!h) {
 			r.res[i] = -EALREADY;
-			amdqp_queue_put(q);
 			continue;
 		}
 		amdqp_del_hold(h);
-		r.qs[i] = q;
+		q->inflight++;
+		r.act[i] = q;
 	}
 	mutex_unlock(&amdqp_lock);
 
-	amdqp_reconcile(r.qs, r.b.count, r.res, 0, &r.b.latency_ns);
+	amdqp_reconcile(r.act, r.n, r.res, 0, &r.b.latency_ns);
+	mutex_lock(&amdqp_lock);
+	amdqp_req_settle(&r);
+	mutex_unlock(&amdqp_lock);
 	ret = amdqp_req_write(&r, f, arg, size);
 out:
 	amdqp_req_free(&r);
@@ -410,6 +438,7 @@ long amdqp_ioctl_suspend_below(struct amdqp_file *f, void __user *arg,
 			continue;
 		list_for_each_entry(q, &dev->queues, dev_node) {
 			if (q->priority >= s.priority || q->owner == self ||
+			    !pid_nr_ns(q->owner, f->pid_ns) ||
 			    amdqp_find_hold(f, q))
 				continue;
 			if (n == cap || now < q->cooldown_until ||
@@ -420,6 +449,7 @@ long amdqp_ioctl_suspend_below(struct amdqp_file *f, void __user *arg,
 			amdqp_add_hold(f, q, holds[n]);
 			holds[n] = NULL;
 			amdqp_queue_get(q);
+			q->inflight++;
 			qs[n++] = q;
 		}
 	}
@@ -431,6 +461,7 @@ long amdqp_ioctl_suspend_below(struct amdqp_file *f, void __user *arg,
 	for (i = 0; i < n; i++) {
 		struct amdqp_hold *h;
 
+		qs[i]->inflight--;
 		if (!res[i]) {
 			s.affected++;
 			continue;
@@ -489,6 +520,7 @@ static u32 amdqp_drop_file_holds(struct amdqp_file *f,
 			continue;
 		if (qs && res && n < cap) {
 			amdqp_queue_get(q);
+			q->inflight++;
 			qs[n++] = q;
 		}
 		amdqp_del_hold(h);
@@ -500,6 +532,10 @@ static u32 amdqp_drop_file_holds(struct amdqp_file *f,
 	 * watchdog's reconciliation resumes the queues shortly.
 	 */
 	amdqp_reconcile(qs, n, res, 0, latency_ns);
+	mutex_lock(&amdqp_lock);
+	for (i = 0; i < n; i++)
+		qs[i]->inflight--;
+	mutex_unlock(&amdqp_lock);
 	for (i = 0; i < n; i++) {
 		if (res[i])
 			(*failed)++;

@@ -56,7 +56,8 @@ static unsigned int amdqp_wd_collect(struct amdqp_queue **qs, bool force)
 				}
 				amdqp_drop_holds_locked(q);
 			}
-			if (q->hw_suspended == !!q->nr_holds)
+			if (q->hw_suspended == !!q->nr_holds ||
+			    (q->inflight && !force))
 				continue;
 			amdqp_queue_get(q);
 			qs[n++] = q;

@@ -664,7 +664,8 @@ static int print_verdict(const struct demo *d)
 	const struct result *alone = &d->res[PH_HI_ALONE];
 	const struct result *best = NULL;
 	int ph, best_ph = -1;
-	double loss;
+	double loss, noisy = 0;
+	bool pass;
 
 	for (ph = PH_BEFORE; ph <= PH_AFTER; ph++) {
 		const struct result *r = &d->res[ph];
@@ -679,21 +680,32 @@ static int print_verdict(const struct demo *d)
 		return 0;
 	}
 	loss = lo_loss(d, best);
+	pass = best->p99_ms < d->cfg.pass_ratio * none->p99_ms;
 	printf("verdict: %s: high-prio P99 %.2f ms without amdqp, %.2f ms with it (%s), %.1fx lower",
-	       best->p99_ms < d->cfg.pass_ratio * none->p99_ms ?
-	       "PASS" : "FAIL",
-	       none->p99_ms, best->p99_ms,
+	       pass ? "PASS" : "FAIL", none->p99_ms, best->p99_ms,
 	       best_ph == PH_BEFORE ? "suspend before doorbell" :
 	       "suspend after doorbell",
 	       best->p99_ms > 0 ? none->p99_ms / best->p99_ms : 0.0);
 	if (alone->ran && alone->requests)
 		printf(", %.2fx isolated", best->p99_ms / alone->p99_ms);
+	printf("; P50 %.2f -> %.2f ms", none->p50_ms, best->p50_ms);
 	if (!isnan(loss))
 		printf("; low-prio throughput loss %.1f%% (%.1f%% without amdqp)",
 		       loss, lo_loss(d, none));
 	printf("\n");
-	return best->p99_ms < d->cfg.pass_ratio * none->p99_ms ? 0 :
-	       EXIT_NO_GAIN;
+
+	/*
+	 * The amdqp phases have CPU work on each request's path (the suspend
+	 * call), the others none: stalls of this machine's CPUs land in
+	 * their tail only. Say so when they are as large as the effect.
+	 */
+	for (ph = PH_BEFORE; ph <= PH_AFTER; ph++)
+		if (d->res[ph].ran && d->res[ph].issue_p99_ms > noisy)
+			noisy = d->res[ph].issue_p99_ms;
+	if (noisy > 5.0)
+		printf("note: this machine stalls this process by up to %.1f ms (P99 issue delay); such stalls hit the suspend call on the path of each amdqp request, so P99 here measures the machine as much as amdqp, P50 less so\n",
+		       noisy);
+	return pass ? 0 : EXIT_NO_GAIN;
 }
 
 static void write_json(const struct demo *d)

@@ -60,6 +60,8 @@ expect 1 '--functions must be kprobe, function or none' "bad mode" -- "$cap" --f
 expect 1 'option --output needs a value' "missing value" -- "$cap" --output
 expect 1 '--hip-log needs a COMMAND' "hip-log without command" -- "$cap" --hip-log -d 1
 expect 1 'no process with pid 999999999' "unknown pid" -- "$cap" --pid 999999999
+expect 1 "cannot find a running container 'no-such-ctr'" "unknown container" -- \
+	env PATH=/usr/bin:/bin "$cap" --tracefs "$fake" --debugfs "$debugfs" --container no-such-ctr
 expect 1 'must run as root' "not root" -- env AMDQP_CAPTURE_EUID=1000 "$cap" -- true
 expect 1 'tracefs missing at /nonexistent' "tracefs missing" -- "$cap" --tracefs /nonexistent -- true
 expect 1 'debugfs is not mounted at' "debugfs not mounted" -- "$cap" --tracefs "$fake" --debugfs "$tmp/empty" -- true

@@ -102,6 +102,11 @@ TEST(Cli, TimelineWritesValidLookingJson) {
     EXPECT_NE(j.find("\"name\":\"HW queue created\""), std::string::npos);
     // 97 dispatches + 8 queue events + 460 API spans + 5 queue track names.
     EXPECT_NE(r.out.find("wrote 570 events"), std::string::npos) << r.out;
+    // It is well-formed JSON: our own streaming reader accepts it, and finds
+    // the 460 API spans plus the rocprof dispatch written back as a span.
+    amdqp::test::Collect c;
+    EXPECT_NO_THROW(amdqp::parse_buffer(j, amdqp::Format::Rocprof, c));
+    EXPECT_EQ(c.spans.size(), 461u);
     std::filesystem::remove_all(std::filesystem::path(out).parent_path());
 }
 
