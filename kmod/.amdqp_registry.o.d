@@ -31,7 +31,8 @@ amdqp_registry.o: /work/main/kmod/amdqp_registry.c \
  arch/x86/include/generated/uapi/asm/errno.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/uapi/asm-generic/errno.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/uapi/asm-generic/errno-base.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/module.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/hash.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/hashtable.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/list.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/container_of.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/build_bug.h \
@@ -88,83 +89,22 @@ amdqp_registry.o: /work/main/kmod/amdqp_registry.c \
  /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/jump_label.h \
  /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/nops.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/asm-generic/barrier.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/stat.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/uapi/asm/stat.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/uapi/linux/stat.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/time.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/cache.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/uapi/linux/kernel.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/uapi/linux/sysinfo.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/cache.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/math64.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/math.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/div64.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/asm-generic/div64.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/vdso/math64.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/time64.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/vdso/time64.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/uapi/linux/time.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/uapi/linux/time_types.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/time32.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/timex.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/uapi/linux/timex.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/timex.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/processor.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/processor-flags.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/uapi/asm/processor-flags.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/mem_encrypt.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/mem_encrypt.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/cc_platform.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/math_emu.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/ptrace.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/segment.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/page_types.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/page_64_types.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/kaslr.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/uapi/asm/ptrace.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/uapi/asm/ptrace-abi.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/paravirt_types.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/desc_defs.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/pgtable_types.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/pgtable_64_types.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/sparsemem.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/nospec-branch.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/static_key.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/cpufeatures.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/required-features.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/disabled-features.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/msr-index.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/unwind_hints.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/orc_types.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/percpu.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/asm-generic/percpu.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/threads.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/percpu-defs.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/current.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/asm-offsets.h \
- include/generated/asm-offsets.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/GEN-for-each-reg.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/proto.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/uapi/asm/ldt.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/uapi/asm/sigcontext.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/cpuid.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/string.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/string_64.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/paravirt.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/bug.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/cpumask.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/cleanup.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/kernel.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/align.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/array_size.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/bitops.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/typecheck.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/uapi/linux/kernel.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/uapi/linux/sysinfo.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/asm-generic/bitops/generic-non-atomic.h \
  /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/bitops.h \
  /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/rmwcc.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/args.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/asm-generic/bitops/sched.h \
  /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/arch_hweight.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/cpufeatures.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/required-features.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/disabled-features.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/asm-generic/bitops/const_hweight.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/asm-generic/bitops/instrumented-atomic.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/instrumented.h \
@@ -176,21 +116,16 @@ amdqp_registry.o: /work/main/kmod/amdqp_registry.c \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/hex.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/kstrtox.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/log2.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/math.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/div64.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/asm-generic/div64.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/minmax.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/sprintf.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/static_call_types.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/instruction_pointer.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/wordpart.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/bitmap.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/errno.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/uapi/linux/errno.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/find.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/string.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/uapi/linux/string.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/fortify-string.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/bitfield.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/bitmap-str.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/cpumask_types.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/rculist.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/rcupdate.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/atomic.h \
  /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/atomic.h \
  /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/cmpxchg.h \
@@ -199,30 +134,112 @@ amdqp_registry.o: /work/main/kmod/amdqp_registry.c \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/atomic/atomic-arch-fallback.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/atomic/atomic-long.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/atomic/atomic-instrumented.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/irqflags.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/irqflags_types.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/cleanup.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/irqflags.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/processor-flags.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/uapi/asm/processor-flags.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/mem_encrypt.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/mem_encrypt.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/cc_platform.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/nospec-branch.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/static_key.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/msr-index.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/unwind_hints.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/orc_types.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/percpu.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/asm-generic/percpu.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/threads.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/percpu-defs.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/current.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/cache.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/cache.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/asm-offsets.h \
+ include/generated/asm-offsets.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/GEN-for-each-reg.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/segment.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/paravirt.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/paravirt_types.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/desc_defs.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/pgtable_types.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/page_types.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/page_64_types.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/kaslr.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/pgtable_64_types.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/sparsemem.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/bug.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/cpumask.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/bitmap.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/errno.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/uapi/linux/errno.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/find.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/string.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/uapi/linux/string.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/string.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/string_64.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/fortify-string.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/bitfield.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/bitmap-str.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/cpumask_types.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/gfp_types.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/numa.h \
  /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/frame.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/preempt.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/preempt.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/bottom_half.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/lockdep.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/smp.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/smp_types.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/llist.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/thread_info.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/restart_block.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/thread_info.h \
  /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/page.h \
  /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/page_64.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/range.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/asm-generic/memory_model.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/pfn.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/asm-generic/getorder.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/cpufeature.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/processor.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/math_emu.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/ptrace.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/uapi/asm/ptrace.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/uapi/asm/ptrace-abi.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/proto.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/uapi/asm/ldt.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/uapi/asm/sigcontext.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/cpuid.h \
  /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/special_insns.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/irqflags.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/irqflags_types.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/irqflags.h \
  /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/fpu/types.h \
  /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/vmxfeatures.h \
  /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/vdso/processor.h \
  /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/shstk.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/personality.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/uapi/linux/personality.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/math64.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/vdso/math64.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/smp.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/cpumask.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/context_tracking_irq.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/rcutree.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/module.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/stat.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/uapi/asm/stat.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/uapi/linux/stat.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/time.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/time64.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/vdso/time64.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/uapi/linux/time.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/uapi/linux/time_types.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/time32.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/linux/timex.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/include/uapi/linux/timex.h \
+ /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/timex.h \
  /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/tsc.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/cpufeature.h \
  /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/msr.h \
  /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/msr-index.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/cpumask.h \
  /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/uapi/asm/msr.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/uapi/linux/ioctl.h \
  arch/x86/include/generated/uapi/asm/ioctl.h \
@@ -232,15 +249,6 @@ amdqp_registry.o: /work/main/kmod/amdqp_registry.c \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/percpu.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/alloc_tag.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/codetag.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/preempt.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/preempt.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/smp.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/smp_types.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/llist.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/thread_info.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/restart_block.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/thread_info.h \
- /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/smp.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/mmdebug.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/sched.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/uapi/linux/sched.h \
@@ -292,8 +300,6 @@ amdqp_registry.o: /work/main/kmod/amdqp_registry.c \
  /usr/src/linux-headers-6.12.117+deb12-common/include/asm-generic/kmap_size.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/sched/ext.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/spinlock.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/bottom_half.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/lockdep.h \
  arch/x86/include/generated/asm/mmiowb.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/asm-generic/mmiowb.h \
  /usr/src/linux-headers-6.12.117+deb12-common/arch/x86/include/asm/spinlock.h \
@@ -336,9 +342,6 @@ amdqp_registry.o: /work/main/kmod/amdqp_registry.c \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/kref.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/refcount.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/rbtree.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/rcupdate.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/context_tracking_irq.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/rcutree.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/maple_tree.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/rwsem.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/completion.h \
@@ -410,13 +413,11 @@ amdqp_registry.o: /work/main/kmod/amdqp_registry.c \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/kdev_t.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/uapi/linux/kdev_t.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/dcache.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/rculist.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/rculist_bl.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/list_bl.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/bit_spinlock.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/lockref.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/stringhash.h \
- /usr/src/linux-headers-6.12.117+deb12-common/include/linux/hash.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/path.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/list_lru.h \
  /usr/src/linux-headers-6.12.117+deb12-common/include/linux/shrinker.h \

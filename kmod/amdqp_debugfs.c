@@ -30,9 +30,10 @@ static int amdqp_queues_show(struct seq_file *m, void *unused)
 {
 	struct amdqp_device *dev;
 	struct amdqp_queue *q;
-	u64 now = amdqp_now_ns();
+	u64 now;
 
 	mutex_lock(&amdqp_lock);
+	now = amdqp_now_ns();
 	list_for_each_entry(dev, &amdqp_devices, node) {
 		seq_printf(m, "gpu %u backend %u sched %s xcc %u queues %u suspended %u\n",
 			   dev->gpu_id, dev->backend,

@@ -47,7 +47,7 @@ static long amdqp_ioctl_list_devices(void __user *arg, u32 size)
 	struct amdqp_list_devices l;
 	struct amdqp_device *dev;
 	u8 __user *out;
-	u32 n = 0, i;
+	u32 n = 0, i, cap;
 	long ret;
 
 	ret = copy_struct_from_user(&l, sizeof(l), arg, size);
@@ -55,9 +55,9 @@ static long amdqp_ioctl_list_devices(void __user *arg, u32 size)
 		return ret;
 	if (l.pad || amdqp_check_array(l.count, l.info_size))
 		return -EINVAL;
-	if (l.count) {
-		infos = kvcalloc(min_t(u32, l.count, 4096), sizeof(*infos),
-				 GFP_KERNEL);
+	cap = min_t(u32, l.count, 4096);
+	if (cap) {
+		infos = kvcalloc(cap, sizeof(*infos), GFP_KERNEL);
 		if (!infos)
 			return -ENOMEM;
 	}
@@ -67,7 +67,7 @@ static long amdqp_ioctl_list_devices(void __user *arg, u32 size)
 	list_for_each_entry(dev, &amdqp_devices, node) {
 		struct amdqp_device_info *di;
 
-		if (n >= l.count || n >= 4096) {
+		if (n >= cap) {
 			n++;
 			continue;
 		}
@@ -92,7 +92,7 @@ static long amdqp_ioctl_list_devices(void __user *arg, u32 size)
 	}
 	mutex_unlock(&amdqp_lock);
 
-	l.filled = min(n, l.count);
+	l.filled = min(n, cap);
 	l.count = n;
 	out = u64_to_user_ptr(l.devices);
 	for (i = 0; i < l.filled; i++) {
@@ -154,8 +154,8 @@ static long amdqp_ioctl_list_queues(struct amdqp_file *f, void __user *arg,
 	struct amdqp_device *dev;
 	struct amdqp_queue *q;
 	struct pid *want = NULL;
-	u64 now = amdqp_now_ns();
 	u32 n = 0, i, cap;
+	u64 now;
 	u8 __user *out;
 	long ret;
 
@@ -173,6 +173,7 @@ static long amdqp_ioctl_list_queues(struct amdqp_file *f, void __user *arg,
 	}
 
 	mutex_lock(&amdqp_lock);
+	now = amdqp_now_ns();
 	if (l.pid) {
 		rcu_read_lock();
 		want = find_pid_ns(l.pid, f->pid_ns);

@@ -55,6 +55,8 @@ struct amdqp_device {
 struct amdqp_queue {
 	struct kref ref;
 	struct list_head dev_node;	/* device's queues; amdqp_lock */
+	struct hlist_node id_node;	/* amdqp_qhash by id; amdqp_lock */
+	struct hlist_node ring_node;	/* amdqp_qhash by ring; amdqp_lock */
 	struct list_head holds;		/* amdqp_hold.q_node; amdqp_lock */
 	struct amdqp_device *dev;	/* holds a device reference */
 	struct pid *owner;

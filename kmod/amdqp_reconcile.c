@@ -28,7 +28,7 @@ static void amdqp_call_backend(struct amdqp_dev_job *job, bool suspend,
 	struct amdqp_device *dev = job->dev;
 	unsigned int i, failed = 0;
 	u64 t0 = amdqp_now_ns(), dt;
-	int ret;
+	int ret, first_err = 0;
 
 	if (!n)
 		return;
@@ -39,8 +39,8 @@ static void amdqp_call_backend(struct amdqp_dev_job *job, bool suspend,
 	for (i = 0; i < n; i++) {
 		if (ret)
 			res[i] = ret;
-		if (res[i])
-			failed++;
+		if (res[i] && !failed++)
+			first_err = res[i];
 		job->res[pos[i]] = res[i];
 	}
 	dt = amdqp_now_ns() - t0;
@@ -52,7 +52,7 @@ static void amdqp_call_backend(struct amdqp_dev_job *job, bool suspend,
 	if (failed) {
 		atomic64_add(failed, &amdqp_stats.failures);
 		trace_amdqp_error(dev->gpu_id, suspend ? "suspend" : "resume",
-				  ret ? ret : res[0]);
+				  first_err);
 	}
 }
 

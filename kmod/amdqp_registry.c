@@ -4,6 +4,8 @@
  * API exported in the AMDQP namespace.
  */
 #include <linux/err.h>
+#include <linux/hash.h>
+#include <linux/hashtable.h>
 #include <linux/module.h>
 #include <linux/pid.h>
 #include <linux/slab.h>
@@ -14,6 +16,23 @@
 /* Lock order and what each lock protects: see amdqp_priv.h. */
 DEFINE_MUTEX(amdqp_lock);		/* registry, holds */
 LIST_HEAD(amdqp_devices);		/* amdqp_lock */
+
+/*
+ * Queue lookup, the hot path of batch ioctls: hashed by (owner, gpu_id,
+ * queue_id) and by (owner, ring VA). amdqp_lock.
+ */
+static DEFINE_HASHTABLE(amdqp_qhash_id, 10);
+static DEFINE_HASHTABLE(amdqp_qhash_ring, 10);
+
+static u32 amdqp_key_id(const struct pid *owner, u32 gpu_id, u32 queue_id)
+{
+	return hash_ptr(owner, 32) ^ hash_32(gpu_id * 31 + queue_id, 32);
+}
+
+static u32 amdqp_key_ring(const struct pid *owner, u64 ring_va)
+{
+	return hash_ptr(owner, 32) ^ hash_64(ring_va, 32);
+}
 
 /* Backends that announced themselves; atomic bit ops, no lock. */
 static unsigned long amdqp_backends;
@@ -173,6 +192,8 @@ static void amdqp_queue_detach_locked(struct amdqp_queue *q)
 		return;
 	q->dead = true;
 	list_del_init(&q->dev_node);
+	hash_del(&q->id_node);
+	hash_del(&q->ring_node);
 	q->dev->num_queues--;
 	amdqp_account_resume_locked(q, amdqp_now_ns());
 	amdqp_drop_holds_locked(q);
@@ -241,6 +262,10 @@ struct amdqp_queue *amdqp_queue_register(struct amdqp_device *dev,
 	amdqp_device_get(dev);
 	q->dev = dev;
 	list_add_tail(&q->dev_node, &dev->queues);
+	hash_add(amdqp_qhash_id, &q->id_node,
+		 amdqp_key_id(q->owner, dev->gpu_id, q->queue_id));
+	hash_add(amdqp_qhash_ring, &q->ring_node,
+		 amdqp_key_ring(q->owner, q->ring_va));
 	dev->num_queues++;
 	trace_amdqp_queue_register(dev->gpu_id, pid_nr(q->owner), q->queue_id,
 				   q->priority, q->ring_va);
@@ -279,7 +304,6 @@ EXPORT_SYMBOL_NS_GPL(amdqp_queue_unregister, AMDQP);
 struct amdqp_queue *amdqp_find_queue(const struct amdqp_queue_ref *ref,
 				     struct pid_namespace *ns)
 {
-	struct amdqp_device *dev;
 	struct amdqp_queue *q;
 	struct pid *pid;
 
@@ -295,19 +319,22 @@ struct amdqp_queue *amdqp_find_queue(const struct amdqp_queue_ref *ref,
 	if (!pid)
 		return ERR_PTR(-ENOENT);
 
-	list_for_each_entry(dev, &amdqp_devices, node) {
-		if (!(ref->flags & AMDQP_REF_BY_RING) &&
-		    dev->gpu_id != ref->gpu_id)
-			continue;
-		list_for_each_entry(q, &dev->queues, dev_node) {
-			if (q->owner != pid)
-				continue;
-			if (ref->flags & AMDQP_REF_BY_RING ?
-			    q->ring_va == ref->ring_va :
-			    q->queue_id == ref->queue_id) {
+	if (ref->flags & AMDQP_REF_BY_RING) {
+		hash_for_each_possible(amdqp_qhash_ring, q, ring_node,
+				       amdqp_key_ring(pid, ref->ring_va)) {
+			if (q->owner == pid && q->ring_va == ref->ring_va) {
 				amdqp_queue_get(q);
 				return q;
 			}
+		}
+		return ERR_PTR(-ENOENT);
+	}
+	hash_for_each_possible(amdqp_qhash_id, q, id_node,
+			       amdqp_key_id(pid, ref->gpu_id, ref->queue_id)) {
+		if (q->owner == pid && q->dev->gpu_id == ref->gpu_id &&
+		    q->queue_id == ref->queue_id) {
+			amdqp_queue_get(q);
+			return q;
 		}
 	}
 	return ERR_PTR(-ENOENT);

@@ -28,12 +28,14 @@ static unsigned int amdqp_wd_collect(struct amdqp_queue **qs, bool force)
 {
 	u64 limit = (u64)READ_ONCE(amdqp_max_suspend_ms) * NSEC_PER_MSEC;
 	u64 cool = (u64)READ_ONCE(amdqp_cooldown_ms) * NSEC_PER_MSEC;
-	u64 now = amdqp_now_ns();
 	struct amdqp_device *dev;
 	struct amdqp_queue *q;
 	unsigned int n = 0;
+	u64 now;
 
 	mutex_lock(&amdqp_lock);
+	/* Read under the lock: suspended_since is never in our future. */
+	now = amdqp_now_ns();
 	list_for_each_entry(dev, &amdqp_devices, node) {
 		list_for_each_entry(q, &dev->queues, dev_node) {
 			bool overdue = q->hw_suspended && limit &&

@@ -113,6 +113,7 @@ struct sim_dev {
 int sim_gpu_start(struct sim_dev *sd);
 void sim_gpu_stop(struct sim_dev *sd);
 void sim_gpu_kick(struct sim_dev *sd);
+void sim_gpu_doorbell(struct sim_dev *sd);
 extern const struct amdqp_backend_ops sim_backend_ops;
 void sim_dev_reset(struct sim_dev *sd);
 void sim_queue_discard_locked(struct sim_queue *sq);

@@ -274,7 +274,7 @@ static long sim_submit(struct sim_file *f, void __user *arg, u32 size)
 	spin_unlock_irq(&sd->lock);
 	kfree(w);
 	if (!ret) {
-		sim_gpu_kick(sd);	/* the doorbell */
+		sim_gpu_doorbell(sd);
 		if (copy_to_user(arg, &s, min_t(size_t, size, sizeof(s))))
 			ret = -EFAULT;
 	}

@@ -65,7 +65,8 @@ static void sim_dispatch(struct sim_dev *sd, u64 now)
 		u64 dur;
 
 		list_for_each_entry(sq, &sd->queues, dev_node) {
-			if (!sq->mapped || sq->running || list_empty(&sq->work))
+			if (!sq->mapped || sq->running || list_empty(&sq->work) ||
+			    sq->head_since > now)
 				continue;
 			w = list_first_entry(&sq->work, struct sim_work, node);
 			if (sim_width(sd, w) > sd->free_slots)
@@ -87,18 +88,32 @@ static void sim_dispatch(struct sim_dev *sd, u64 now)
 	}
 }
 
-/* One executor step; returns when the next item completes (or U64_MAX). */
+/*
+ * One executor step; returns when the next item completes (or U64_MAX).
+ * Completions are processed in time order and the freed slots are handed
+ * out at the completion time, not at the (late) time this thread woke:
+ * the GPU does not wait for the executor thread.
+ */
 static u64 sim_step(struct sim_dev *sd)
 {
-	struct sim_queue *sq;
+	struct sim_queue *sq, *first;
 	u64 now, next = U64_MAX;
 
 	spin_lock_irq(&sd->lock);
 	sd->kick = false;
 	now = ktime_get_ns();
-	list_for_each_entry(sq, &sd->queues, dev_node)
-		if (sq->running && sq->run_end <= now)
-			sim_complete_head(sd, sq);
+	for (;;) {
+		first = NULL;
+		list_for_each_entry(sq, &sd->queues, dev_node)
+			if (sq->running && sq->run_end <= now &&
+			    (!first || sq->run_end < first->run_end))
+				first = sq;
+		if (!first)
+			break;
+		sim_complete_head(sd, first);
+		if (!sd->updating)
+			sim_dispatch(sd, first->run_end);
+	}
 	if (!sd->updating)
 		sim_dispatch(sd, now);
 	list_for_each_entry(sq, &sd->queues, dev_node)
@@ -132,6 +147,20 @@ void sim_gpu_kick(struct sim_dev *sd)
 {
 	WRITE_ONCE(sd->kick, true);
 	wake_up(&sd->kick_wait);
+}
+
+/*
+ * A doorbell: the hardware starts what fits right away, without waiting
+ * for the executor thread to be scheduled; the thread only learns the new
+ * completion time.
+ */
+void sim_gpu_doorbell(struct sim_dev *sd)
+{
+	spin_lock_irq(&sd->lock);
+	if (!sd->updating)
+		sim_dispatch(sd, ktime_get_ns());
+	spin_unlock_irq(&sd->lock);
+	sim_gpu_kick(sd);
 }
 
 int sim_gpu_start(struct sim_dev *sd)
@@ -191,10 +220,26 @@ void sim_dev_reset(struct sim_dev *sd)
 	amdqp_report_reset(sd->adev);
 }
 
+/*
+ * The firmware's time. KFD polls the fence of an unmap/map packet
+ * (amdkfd_fence_wait_timeout: a loop around schedule()), so poll here
+ * too: a sleep would add the timer wake-up latency, which in a VM is
+ * far larger than the latencies being modelled.
+ */
 static void sim_sleep_us(u64 us)
 {
-	if (us)
-		fsleep(us);
+	u64 end = ktime_get_ns() + us * NSEC_PER_USEC, now;
+
+	/*
+	 * Long waits sleep most of the way; the tail is polled against
+	 * ktime, since jiffies-based sleeps drift from it under emulation.
+	 */
+	while ((now = ktime_get_ns()) < end) {
+		if (end - now > 20 * NSEC_PER_MSEC)
+			fsleep(div_u64(end - now, NSEC_PER_USEC) - 10000);
+		else
+			cond_resched();
+	}
 }
 
 /* Consume one injected -EBUSY, if any. */
@@ -285,6 +330,7 @@ remap:
 	spin_lock_irq(&sd->lock);
 	sd->cnt.map_packets++;
 	sd->updating = false;
+	sim_dispatch(sd, ktime_get_ns());
 	spin_unlock_irq(&sd->lock);
 	sim_gpu_kick(sd);
 	return 0;
@@ -299,6 +345,7 @@ static int sim_mes_update(struct sim_dev *sd, struct amdqp_queue **qs,
 	for (i = 0; i < n; i++) {
 		struct sim_queue *sq = amdqp_queue_priv(qs[i]);
 		u64 gen, cost_us = 0;
+		bool freed = false;
 
 		if (res[i])
 			continue;
@@ -316,6 +363,7 @@ static int sim_mes_update(struct sim_dev *sd, struct amdqp_queue **qs,
 			if (sq->running) {
 				sim_preempt(sd, sq, ktime_get_ns());
 				cost_us = READ_ONCE(sd->cwsr_save_us);
+				freed = true;
 			}
 		}
 		spin_unlock_irq(&sd->lock);
@@ -343,6 +391,10 @@ static int sim_mes_update(struct sim_dev *sd, struct amdqp_queue **qs,
 			/* Failed removal leaves it mapped; add maps it. */
 			sq->mapped = true;
 		}
+		/* Freed slots or newly mapped work can start now. */
+		if (!sd->updating &&
+		    (freed || (!unmap && !list_empty(&sq->work))))
+			sim_dispatch(sd, ktime_get_ns());
 		spin_unlock_irq(&sd->lock);
 		sim_gpu_kick(sd);
 	}
