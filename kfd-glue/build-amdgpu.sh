@@ -68,8 +68,11 @@ tarball=/usr/src/linux-source-$series.tar.xz
 headers=/usr/src/linux-headers-$kver
 deps="linux-source-$series=$kpkgver linux-headers-$kver build-essential bc flex bison libelf-dev dwarves xz-utils"
 
-key=$( (cat "$here"/patches/*.patch; echo "$kver $kpkgver $series";
-	cat "${BASH_SOURCE[0]}") | sha256sum | cut -c1-16)
+# pkey: what the build tree must contain; key: the result (also depends
+# on how this script builds it).
+pkey=$( (cat "$here"/patches/*.patch; echo "$kver $kpkgver $series") |
+	sha256sum | cut -c1-16)
+key=$( (echo "$pkey"; cat "${BASH_SOURCE[0]}") | sha256sum | cut -c1-16)
 if [ "$print_key" = 1 ]; then
 	echo "$key"
 	exit 0
@@ -113,7 +116,7 @@ amd=drivers/gpu/drm/amd
 
 extract() {
 	log "extracting $amd from $tarball"
-	rm -rf "$tree"
+	rm -rf "$tree" "$tree.tmp"
 	mkdir -p "$tree.tmp"
 	tar -C "$tree.tmp" -xJf "$tarball" "linux-source-$series/$amd"
 	mv "$tree.tmp" "$tree"
@@ -143,15 +146,15 @@ revert_all() {
 
 if [ "$clean" = 1 ] || [ ! -d "$src/$amd/amdgpu" ]; then
 	extract
-elif [ "$(cat "$tree/key" 2>/dev/null)" != "$key" ]; then
+elif [ "$(cat "$tree/pkey" 2>/dev/null)" != "$pkey" ]; then
 	# Reuse the objects of the last build: revert its patches, apply ours.
 	log "reusing build tree; reverting the previous patch set"
 	revert_all || { log "revert failed; fresh extraction"; extract; }
 fi
-if [ "$(cat "$tree/key" 2>/dev/null)" != "$key" ]; then
-	rm -f "$tree/key"
+if [ "$(cat "$tree/pkey" 2>/dev/null)" != "$pkey" ]; then
+	rm -f "$tree/pkey"
 	apply_all
-	echo "$key" >"$tree/key"
+	echo "$pkey" >"$tree/pkey"
 fi
 
 # amdgpu_trace.h sets TRACE_INCLUDE_PATH to ../../drivers/gpu/drm/amd/amdgpu,

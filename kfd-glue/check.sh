@@ -73,8 +73,9 @@ if [ -f "$tarball" ] &&
 	for p in "$here"/patches/*.patch; do
 		perl "$src/scripts/checkpatch.pl" --strict --no-tree -q "$p" \
 			>"$tmp/cp.log" 2>&1
-		if grep -E '^(ERROR|WARNING|CHECK):' "$tmp/cp.log" |
-		   grep -v 'does MAINTAINERS need updating' | grep -q .; then
+		bad=$(grep -E '^(ERROR|WARNING|CHECK):' "$tmp/cp.log" |
+		      grep -vc 'does MAINTAINERS need updating')
+		if [ "$bad" != 0 ]; then
 			ok=1
 			cat "$tmp/cp.log" >&2
 		fi
@@ -102,17 +103,17 @@ else
 fi
 if [ -n "$ko" ]; then
 	n=$(nm "$ko" 2>/dev/null | grep -c ' __ksymtab_kfd_qctl_')
-	strings "$ko" | grep -q '^AMDKFD_QCTL$'
-	ns=$?
-	[ "$n" -ge 10 ] && [ "$ns" = 0 ]
+	ns=$(strings -a "$ko" | grep -cx AMDKFD_QCTL)
+	[ "$n" -ge 10 ] && [ "$ns" -ge "$n" ]
 	result $? "amdgpu.ko exports the kfd_qctl_* API in namespace AMDKFD_QCTL ($n symbols)"
 fi
 
 # --- amdqp.ko ------------------------------------------------------------
 amdqp=$repo/kmod/amdqp.ko
 if [ -s "$amdqp" ]; then
-	modinfo -F import_ns "$amdqp" | grep -qx AMDKFD_QCTL &&
-		! modinfo -F depends "$amdqp" | grep -qw amdgpu
+	ns=$(modinfo -F import_ns "$amdqp")
+	deps=$(modinfo -F depends "$amdqp")
+	echo "$ns" | grep -qx AMDKFD_QCTL && ! echo "$deps" | grep -qw amdgpu
 	result $? "amdqp.ko imports AMDKFD_QCTL and has no link-time dependency on amdgpu"
 else
 	fail "kmod/amdqp.ko exists (run make modules first)"

@@ -46,12 +46,29 @@ res $? "/dev/kfd appears"
 grep -qw kfd_qctl_register_client /proc/kallsyms
 res $? "amdgpu exports the queue control API (kfd_qctl_register_client)"
 
+# A live KFD process (no queues: there is no GPU) for amdqp's initial
+# walk of all processes, and for the process exit path afterwards.
+sh -c 'exec 3<>/dev/kfd; sleep 30 3>&-; exit 0' &
+holder=$!
+sleep 1
+found=1
+for f in /proc/$holder/fd/*; do
+	[ "$(readlink "$f")" = /dev/kfd ] && found=0
+done
+res $found "a process holds /dev/kfd open (a KFD process exists)"
+
 next_mark
 insmod $M/amdqp.ko
 res $? "insmod amdqp.ko with amdgpu loaded"
 dmesg_has "amdqp: kfd backend bound (at load)"
 res $? "dmesg: amdqp bound the kfd backend at load"
 tests --kfd
+
+kill $holder
+wait $holder 2>/dev/null
+sleep 1
+[ ! -d /proc/$holder ]
+res $? "the KFD process exits while amdqp is bound"
 
 rmmod amdqp
 res $? "rmmod amdqp (amdgpu stays)"

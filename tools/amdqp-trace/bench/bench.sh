@@ -22,7 +22,7 @@ for cmd in report timeline; do
     rss_kb=$(tail -n1 "$tmp/rss")
     awk -v s="$size" -v t0="$start" -v t1="$end" -v rss="$rss_kb" -v c="$cmd" 'BEGIN {
         secs = t1 - t0; mb = s / 1e6;
-        printf "amdqp-trace %-8s input %.1f MB in %.2f s: %.1f MB/s, peak RSS %.1f MB, RSS/input %.4f\n",
+        printf "amdqp-trace %-8s input %.1f MB in %.2f s: %.1f MB/s, peak RSS %.1f MiB, RSS/input %.4f\n",
                c, mb, secs, mb / secs, rss / 1024, (rss * 1024) / s }'
     rm -f "$tmp/out.json"
 done
