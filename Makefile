@@ -8,7 +8,7 @@ KVER ?= $(AMDQP_KVER)
 KDIR ?= /usr/src/linux-headers-$(KVER)
 PWD := $(CURDIR)
 
-.PHONY: all modules clean check demo bench install install-dkms userspace help
+.PHONY: all modules clean check demo bench bench-trace install install-dkms userspace help
 
 all: modules
 
@@ -17,6 +17,7 @@ help:
 	@echo "make check     every test: build, lint, VM selftests, ctest (installs deps)"
 	@echo "make demo      boot the VM and show the point of amdqp on the sim device"
 	@echo "make bench     control-path benchmark in the VM -> bench/out/control-path.json"
+	@echo "make bench-trace  amdqp-trace throughput/memory on a 500 MiB synthetic trace"
 	@echo "make install   install the modules into /lib/modules/\$$(uname -r)"
 
 modules:
@@ -35,6 +36,11 @@ demo:
 
 bench:
 	bash scripts/bench.sh
+
+# amdqp-trace throughput and memory on a 500 MiB synthetic ftrace file.
+bench-trace:
+	cmake -S tools/amdqp-trace -B build/trace-bench -DCMAKE_BUILD_TYPE=Release
+	cmake --build build/trace-bench -j2 --target amdqp-trace-bench
 
 install:
 	$(MAKE) -C /lib/modules/$(shell uname -r)/build M=$(PWD) modules_install
