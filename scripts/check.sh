@@ -2,6 +2,7 @@
 # The whole amdqp test run ('make check', .ci/run): dependencies, module
 # builds (6.12 W=1, 6.1), checkpatch, sparse, selftests in the VM, ctest,
 # the kfd-glue hook. Ends with one line "N passed, N failed".
+# shellcheck disable=SC2317  # stage functions are called indirectly ("$fn")
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -34,7 +35,8 @@ Stages (in order):
                    selftests/out at /tests, runs /tests/run-guest.sh; TAP counted
   ctest            cmake + build (AMDQP_WERROR=ON) + ctest in build/user
                    (skipped only when there is no CMakeLists.txt)
-  kfd-glue         kfd-glue/check.sh if it exists (prints TAP; counted)
+  kfd-glue         kfd-glue/check.sh if it exists (prints TAP; counted), after
+                   'make modules' in the working tree (it loads kmod/amdqp.ko)
 A stage whose inputs are missing fails (except the optional kfd-glue hook).
 
   --only LIST   run only these stages (comma separated)
@@ -219,9 +221,11 @@ stage_checkpatch() {
 	for f in "${files[@]}" "${patches[@]}"; do
 		[ -f "$f" ] || continue
 		# Patches add files to amdgpu, whose MAINTAINERS is not ours.
-		local mode=(--file)
-		case "$f" in *.patch) mode=(--ignore FILE_PATH_CHANGES) ;; esac
-		if out="$(perl "$cp" --strict --no-tree --quiet --show-types "${mode[@]}" "$f" 2>&1)"; then
+		# A patch named by a relative path inside a git tree is read by
+		# checkpatch as a source file; an absolute path keeps patch mode.
+		local mode=(--file) arg="$f"
+		case "$f" in *.patch) mode=(--ignore FILE_PATH_CHANGES) arg="$PWD/$f" ;; esac
+		if out="$(perl "$cp" --strict --no-tree --quiet --show-types "${mode[@]}" "$arg" 2>&1)"; then
 			p=$((p + 1))
 		else
 			fl=$((fl + 1))
@@ -312,6 +316,12 @@ stage_kfd_glue() {
 		return 0
 	fi
 	local log="$logdir/kfd-glue.tap" rc
+	# The hook loads kmod/amdqp.ko of the working tree: (re)build it there
+	# (incremental; the checked build lives in a copy, see the build stage).
+	if ! bash scripts/build-modules.sh; then
+		fail "make modules in the working tree failed (kfd-glue/check.sh needs kmod/amdqp.ko)"
+		return 0
+	fi
 	set +e
 	# TAP is on stdout; stderr is progress, shown but not parsed.
 	nice bash kfd-glue/check.sh 2> >(sed -u 's/^/stderr: /' >&2) | tee "$log"
@@ -321,6 +331,9 @@ stage_kfd_glue() {
 }
 
 # --- driver -------------------------------------------------------------------
+# In braces: bash parses the whole driver before running it, so editing this
+# file during a (long) run cannot derail the run.
+{
 total_p=0
 total_f=0
 total_s=0
@@ -373,4 +386,6 @@ printf '# %s\n' "${timings[@]}"
 printf '# %-16s %5ss  (logs in %s)\n' total "$((SECONDS - start_all))" "$logdir"
 [ "$total_s" = 0 ] || echo "# $total_s skipped"
 echo "$total_p passed, $total_f failed"
-[ "$total_f" = 0 ]
+[ "$total_f" = 0 ] || exit 1
+exit 0
+}

@@ -374,6 +374,9 @@ initrd="$work/initrd.cpio"
 cat "$base_cpio" ${stock_cpio:+"$stock_cpio"} "$work/payload.cpio" >"$initrd"
 
 # --- boot -------------------------------------------------------------------
+# From here on in braces: parsed at once, so that editing this file while a
+# VM runs cannot derail the result handling.
+{
 cmdline="console=ttyS0 panic=-1 loglevel=4 edd=off rdinit=/init"
 [ "$panic_on_oops" = 0 ] || cmdline="$cmdline oops=panic"
 [ -z "${append// /}" ] || cmdline="$cmdline ${append# }"
@@ -507,3 +510,4 @@ if [ -n "$guest_rc" ] && [ "$guest_rc" != 0 ] && [ "$status" != 124 ] && [ -z "$
 fi
 note "VM run took ${elapsed}s, exit status $status"
 exit "$status"
+}
