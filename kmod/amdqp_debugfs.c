@@ -45,9 +45,7 @@ static int amdqp_queues_show(struct seq_file *m, void *unused)
 				   q->ring_va,
 				   q->hw_suspended ? "SUSPENDED" : "running",
 				   q->nr_holds, q->suspend_count,
-				   div_u64(q->suspended_total_ns +
-					   (q->hw_suspended ?
-					    now - q->suspended_since : 0),
+				   div_u64(amdqp_suspended_ns(q, now),
 					   NSEC_PER_MSEC));
 	}
 	mutex_unlock(&amdqp_lock);

@@ -32,6 +32,25 @@ static long amdqp_ioctl_version(void __user *arg, u32 size)
 	return 0;
 }
 
+/*
+ * Copy @n kernel entries of @ksize bytes to a user array of @usize-byte
+ * entries: an older caller gets a prefix of each, a newer one the known
+ * part (its tail is left alone).
+ */
+static int amdqp_copy_array_out(u64 uptr, const void *kbuf, size_t ksize,
+				u32 n, u32 usize)
+{
+	u8 __user *out = u64_to_user_ptr(uptr);
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (copy_to_user(out + (size_t)i * usize,
+				 (const u8 *)kbuf + (size_t)i * ksize,
+				 min_t(size_t, usize, ksize)))
+			return -EFAULT;
+	return 0;
+}
+
 /* Validate an array description shared by the two list ioctls. */
 static int amdqp_check_array(u32 count, u32 info_size)
 {
@@ -46,8 +65,7 @@ static long amdqp_ioctl_list_devices(void __user *arg, u32 size)
 	struct amdqp_device_info *infos = NULL;
 	struct amdqp_list_devices l;
 	struct amdqp_device *dev;
-	u8 __user *out;
-	u32 n = 0, i, cap;
+	u32 n = 0, cap;
 	long ret;
 
 	ret = copy_struct_from_user(&l, sizeof(l), arg, size);
@@ -94,18 +112,11 @@ static long amdqp_ioctl_list_devices(void __user *arg, u32 size)
 
 	l.filled = min(n, cap);
 	l.count = n;
-	out = u64_to_user_ptr(l.devices);
-	for (i = 0; i < l.filled; i++) {
-		if (copy_to_user(out + (size_t)i * l.info_size, &infos[i],
-				 min_t(size_t, l.info_size, sizeof(*infos)))) {
-			ret = -EFAULT;
-			goto free;
-		}
-	}
+	ret = amdqp_copy_array_out(l.devices, infos, sizeof(*infos), l.filled,
+				   l.info_size);
 	l.info_size = sizeof(*infos);
-	if (copy_to_user(arg, &l, min_t(size_t, size, sizeof(l))))
+	if (!ret && copy_to_user(arg, &l, min_t(size_t, size, sizeof(l))))
 		ret = -EFAULT;
-free:
 	kvfree(infos);
 	return ret;
 }
@@ -113,8 +124,6 @@ free:
 static void amdqp_fill_info(struct amdqp_file *f, struct amdqp_queue *q,
 			    struct amdqp_queue_info *qi, u64 now)
 {
-	struct amdqp_hold *h;
-
 	qi->pid = pid_nr_ns(q->owner, f->pid_ns);
 	qi->uid = from_kuid_munged(current_user_ns(), q->uid);
 	qi->gpu_id = q->dev->gpu_id;
@@ -125,16 +134,8 @@ static void amdqp_fill_info(struct amdqp_file *f, struct amdqp_queue *q,
 	qi->holders = q->nr_holds;
 	qi->backend = q->dev->backend;
 	qi->suspend_count = q->suspend_count;
-	qi->suspended_ns = q->suspended_total_ns;
-	if (q->hw_suspended) {
-		qi->state |= AMDQP_QSTATE_SUSPENDED;
-		qi->suspended_ns += now - q->suspended_since;
-	}
-	list_for_each_entry(h, &q->holds, q_node)
-		if (h->f == f)
-			qi->state |= AMDQP_QSTATE_HELD;
-	if (now < q->cooldown_until)
-		qi->state |= AMDQP_QSTATE_COOLDOWN;
+	qi->suspended_ns = amdqp_suspended_ns(q, now);
+	qi->state = amdqp_qstate(f, q, now);
 	qi->created_ns = q->created_ns;
 	if (q->dev->ops->get_queue_stats) {
 		struct amdqp_queue_stats s = {};
@@ -154,9 +155,8 @@ static long amdqp_ioctl_list_queues(struct amdqp_file *f, void __user *arg,
 	struct amdqp_device *dev;
 	struct amdqp_queue *q;
 	struct pid *want = NULL;
-	u32 n = 0, i, cap;
+	u32 n = 0, cap;
 	u64 now;
-	u8 __user *out;
 	long ret;
 
 	ret = copy_struct_from_user(&l, sizeof(l), arg, size);
@@ -200,18 +200,11 @@ unlock:
 
 	l.filled = min(n, cap);
 	l.count = n;
-	out = u64_to_user_ptr(l.queues);
-	for (i = 0; i < l.filled; i++) {
-		if (copy_to_user(out + (size_t)i * l.info_size, &infos[i],
-				 min_t(size_t, l.info_size, sizeof(*infos)))) {
-			ret = -EFAULT;
-			goto free;
-		}
-	}
+	ret = amdqp_copy_array_out(l.queues, infos, sizeof(*infos), l.filled,
+				   l.info_size);
 	l.info_size = sizeof(*infos);
-	if (copy_to_user(arg, &l, min_t(size_t, size, sizeof(l))))
+	if (!ret && copy_to_user(arg, &l, min_t(size_t, size, sizeof(l))))
 		ret = -EFAULT;
-free:
 	kvfree(infos);
 	return ret;
 }

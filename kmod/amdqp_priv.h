@@ -116,10 +116,17 @@ void amdqp_queue_put(struct amdqp_queue *q);
 void amdqp_device_get(struct amdqp_device *dev);
 void amdqp_device_put(struct amdqp_device *dev);
 u32 amdqp_bound_backends(void);
+struct amdqp_device *amdqp_device_find_locked(u32 gpu_id);
 struct amdqp_queue *amdqp_find_queue(const struct amdqp_queue_ref *ref,
 				     struct pid_namespace *ns);
-void amdqp_drop_holds_locked(struct amdqp_queue *q);
 void amdqp_account_resume_locked(struct amdqp_queue *q, u64 now);
+
+/* Time @q spent suspended, the current stretch included; amdqp_lock. */
+static inline u64 amdqp_suspended_ns(const struct amdqp_queue *q, u64 now)
+{
+	return q->suspended_total_ns +
+	       (q->hw_suspended ? now - q->suspended_since : 0);
+}
 
 /* amdqp_suspend.c */
 long amdqp_ioctl_suspend(struct amdqp_file *f, void __user *arg, u32 size);
@@ -128,10 +135,12 @@ long amdqp_ioctl_suspend_below(struct amdqp_file *f, void __user *arg,
 			       u32 size);
 long amdqp_ioctl_resume_all(struct amdqp_file *f, void __user *arg, u32 size);
 void amdqp_release_holds(struct amdqp_file *f);
+void amdqp_drop_holds_locked(struct amdqp_queue *q);
+u32 amdqp_qstate(struct amdqp_file *f, struct amdqp_queue *q, u64 now);
 int amdqp_may_control(struct amdqp_queue *q);
 void amdqp_reconcile(struct amdqp_queue **qs, unsigned int n, int *results,
 		     u32 grace_us, u64 *latency_ns);
-int amdqp_watchdog_init(void);
+void amdqp_watchdog_init(void);
 void amdqp_watchdog_exit(void);
 void amdqp_resume_everything(void);
 

@@ -112,7 +112,7 @@ u32 amdqp_queue_id(const struct amdqp_queue *q)
 }
 EXPORT_SYMBOL_NS_GPL(amdqp_queue_id, AMDQP);
 
-static struct amdqp_device *amdqp_device_find_locked(u32 gpu_id)
+struct amdqp_device *amdqp_device_find_locked(u32 gpu_id)
 {
 	struct amdqp_device *dev;
 
@@ -168,21 +168,6 @@ void amdqp_account_resume_locked(struct amdqp_queue *q, u64 now)
 	q->suspended_total_ns += now - q->suspended_since;
 	q->hw_suspended = false;
 	q->dev->num_suspended--;
-}
-
-/* Forget every fd's suspension of @q (not the hardware state). */
-void amdqp_drop_holds_locked(struct amdqp_queue *q)
-{
-	struct amdqp_hold *h, *tmp;
-
-	lockdep_assert_held(&amdqp_lock);
-	list_for_each_entry_safe(h, tmp, &q->holds, q_node) {
-		list_del(&h->q_node);
-		list_del(&h->f_node);
-		kfree(h);
-		amdqp_queue_put(q);	/* the hold's reference */
-	}
-	q->nr_holds = 0;
 }
 
 static void amdqp_queue_detach_locked(struct amdqp_queue *q)

@@ -70,6 +70,7 @@ static void amdqp_add_hold(struct amdqp_file *f, struct amdqp_queue *q,
 	q->nr_holds++;
 }
 
+/* Drops the hold's queue reference, never the last: callers have one. */
 static void amdqp_del_hold(struct amdqp_hold *h)
 {
 	struct amdqp_queue *q = h->q;
@@ -79,10 +80,19 @@ static void amdqp_del_hold(struct amdqp_hold *h)
 	list_del(&h->f_node);
 	q->nr_holds--;
 	kfree(h);
-	amdqp_queue_put(q);	/* never the last: the caller has one */
+	amdqp_queue_put(q);
 }
 
-static u32 amdqp_qstate(struct amdqp_file *f, struct amdqp_queue *q, u64 now)
+/* Forget every fd's suspension of @q (not the hardware state). */
+void amdqp_drop_holds_locked(struct amdqp_queue *q)
+{
+	struct amdqp_hold *h, *tmp;
+
+	list_for_each_entry_safe(h, tmp, &q->holds, q_node)
+		amdqp_del_hold(h);
+}
+
+u32 amdqp_qstate(struct amdqp_file *f, struct amdqp_queue *q, u64 now)
 {
 	u32 s = 0;
 
@@ -337,8 +347,7 @@ static bool amdqp_gpus_has(const struct amdqp_gpus *g, u32 gpu_id)
 
 static int amdqp_gpus_read(struct amdqp_gpus *g, const struct amdqp_gpu_set *s)
 {
-	struct amdqp_device *dev;
-	u32 i, found;
+	u32 i;
 
 	g->n = s->num_gpus;
 	g->ids = NULL;
@@ -356,13 +365,9 @@ static int amdqp_gpus_read(struct amdqp_gpus *g, const struct amdqp_gpu_set *s)
 	}
 	/* Unknown devices are an error, not silently nothing. */
 	mutex_lock(&amdqp_lock);
-	for (i = 0; i < g->n; i++) {
-		found = 0;
-		list_for_each_entry(dev, &amdqp_devices, node)
-			found |= dev->gpu_id == g->ids[i];
-		if (!found)
+	for (i = 0; i < g->n; i++)
+		if (!amdqp_device_find_locked(g->ids[i]))
 			break;
-	}
 	mutex_unlock(&amdqp_lock);
 	return i < g->n ? -ENODEV : 0;
 }

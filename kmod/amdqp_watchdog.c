@@ -5,7 +5,6 @@
  * cooldown_ms), and retries queues whose hardware state disagrees with
  * their holds (a resume the firmware refused, say).
  */
-#include <linux/slab.h>
 #include <linux/workqueue.h>
 
 #include "amdqp_priv.h"
@@ -19,6 +18,14 @@ static DECLARE_DELAYED_WORK(amdqp_wd_work, amdqp_watchdog_fn);
 
 /* Set once at exit (under amdqp_lock) so the work stops re-arming. */
 static bool amdqp_wd_stopping;
+
+/*
+ * Scratch for one pass, so the periodic work allocates nothing. Used only
+ * by the work item and, once that is cancelled, by module exit: never
+ * concurrently.
+ */
+static struct amdqp_queue *amdqp_wd_qs[AMDQP_WD_BATCH];
+static int amdqp_wd_res[AMDQP_WD_BATCH];
 
 /*
  * Collect queues to reconcile. With @force, every suspended queue is let
@@ -72,23 +79,15 @@ out:
 
 static void amdqp_wd_run(bool force)
 {
-	struct amdqp_queue **qs;
 	unsigned int i, n;
-	int *res;
 
-	qs = kcalloc(AMDQP_WD_BATCH, sizeof(*qs), GFP_KERNEL);
-	res = kcalloc(AMDQP_WD_BATCH, sizeof(*res), GFP_KERNEL);
-	if (qs && res) {
-		do {
-			n = amdqp_wd_collect(qs, force);
-			amdqp_reconcile(qs, n, res, 0, NULL);
-			for (i = 0; i < n; i++)
-				amdqp_queue_put(qs[i]);
-			/* At unload keep going until nothing is left. */
-		} while (force && n == AMDQP_WD_BATCH);
-	}
-	kfree(res);
-	kfree(qs);
+	do {
+		n = amdqp_wd_collect(amdqp_wd_qs, force);
+		amdqp_reconcile(amdqp_wd_qs, n, amdqp_wd_res, 0, NULL);
+		for (i = 0; i < n; i++)
+			amdqp_queue_put(amdqp_wd_qs[i]);
+		/* At unload keep going until nothing is left. */
+	} while (force && n == AMDQP_WD_BATCH);
 }
 
 static void amdqp_watchdog_fn(struct work_struct *work)
@@ -101,12 +100,11 @@ static void amdqp_watchdog_fn(struct work_struct *work)
 	mutex_unlock(&amdqp_lock);
 }
 
-int amdqp_watchdog_init(void)
+void amdqp_watchdog_init(void)
 {
 	amdqp_wd_stopping = false;
 	schedule_delayed_work(&amdqp_wd_work,
 			      msecs_to_jiffies(AMDQP_WD_PERIOD_MS));
-	return 0;
 }
 
 void amdqp_watchdog_exit(void)

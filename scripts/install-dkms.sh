@@ -11,7 +11,9 @@ command -v dkms >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y 
 src=/usr/src/amdqp-$ver
 rm -rf "$src"
 mkdir -p "$src"
+mkdir -p "$src/kfd-glue"
 cp -r Kbuild Makefile dkms.conf VERSION kmod uapi scripts "$src"/
+cp -r kfd-glue/include "$src/kfd-glue/"
 dkms remove -m amdqp -v "$ver" --all >/dev/null 2>&1 || true
 dkms add -m amdqp -v "$ver"
 dkms build -m amdqp -v "$ver"

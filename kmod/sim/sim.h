@@ -23,6 +23,8 @@
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 
+#include "amdqp_backend.h"
+
 struct amdqp_device;
 struct amdqp_queue;
 struct dentry;
@@ -67,15 +69,6 @@ struct sim_queue {
 	wait_queue_head_t done_wait;
 };
 
-struct sim_counters {
-	u64 sched_updates;
-	u64 unmap_packets;
-	u64 map_packets;
-	u64 preemptions;
-	u64 preempt_failures;
-	u64 resets;
-};
-
 struct sim_dev {
 	struct kref ref;		/* the device list's and each queue's */
 	struct list_head node;		/* sim_devs; sim_devs_lock */
@@ -97,7 +90,7 @@ struct sim_dev {
 	bool kick;			/* lock */
 	bool updating;			/* lock: runlist update, no dispatch */
 	u64 reset_gen;			/* lock */
-	struct sim_counters cnt;	/* lock */
+	struct amdqp_dev_counters cnt;	/* lock */
 	/* knobs (debugfs), read with READ_ONCE */
 	u32 slots;
 	u32 unmap_latency_us;

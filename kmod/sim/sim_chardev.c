@@ -112,6 +112,18 @@ static int sim_release(struct inode *inode, struct file *filp)
 	return 0;
 }
 
+static struct sim_queue *sim_file_find_locked(struct sim_file *f,
+					      u32 gpu_id, u32 queue_id)
+{
+	struct sim_queue *sq;
+
+	lockdep_assert_held(&f->lock);
+	list_for_each_entry(sq, &f->queues, file_node)
+		if (sq->sd->gpu_id == gpu_id && sq->queue_id == queue_id)
+			return sq;
+	return NULL;
+}
+
 /* Find a queue this fd created; returns it with a reference. */
 static struct sim_queue *sim_file_queue(struct sim_file *f, u32 gpu_id,
 					u32 queue_id)
@@ -119,15 +131,11 @@ static struct sim_queue *sim_file_queue(struct sim_file *f, u32 gpu_id,
 	struct sim_queue *sq;
 
 	mutex_lock(&f->lock);
-	list_for_each_entry(sq, &f->queues, file_node) {
-		if (sq->sd->gpu_id == gpu_id && sq->queue_id == queue_id) {
-			kref_get(&sq->ref);
-			mutex_unlock(&f->lock);
-			return sq;
-		}
-	}
+	sq = sim_file_find_locked(f, gpu_id, queue_id);
+	if (sq)
+		kref_get(&sq->ref);
 	mutex_unlock(&f->lock);
-	return NULL;
+	return sq;
 }
 
 static long sim_create_queue(struct sim_file *f, void __user *arg, u32 size)
@@ -218,17 +226,15 @@ static long sim_destroy_queue(struct sim_file *f, void __user *arg, u32 size)
 	if (ret)
 		return ret;
 	mutex_lock(&f->lock);
-	list_for_each_entry(sq, &f->queues, file_node) {
-		if (sq->sd->gpu_id == id.gpu_id && sq->queue_id == id.queue_id) {
-			list_del(&sq->file_node);
-			mutex_unlock(&f->lock);
-			sim_queue_destroy(sq);
-			sim_queue_put(sq);	/* the fd's */
-			return 0;
-		}
-	}
+	sq = sim_file_find_locked(f, id.gpu_id, id.queue_id);
+	if (sq)
+		list_del(&sq->file_node);
 	mutex_unlock(&f->lock);
-	return -ENOENT;
+	if (!sq)
+		return -ENOENT;
+	sim_queue_destroy(sq);
+	sim_queue_put(sq);	/* the fd's */
+	return 0;
 }
 
 static long sim_submit(struct sim_file *f, void __user *arg, u32 size)

@@ -450,12 +450,7 @@ static void sim_get_counters(struct amdqp_device *adev,
 	unsigned long flags;
 
 	spin_lock_irqsave(&sd->lock, flags);
-	c->sched_updates = sd->cnt.sched_updates;
-	c->unmap_packets = sd->cnt.unmap_packets;
-	c->map_packets = sd->cnt.map_packets;
-	c->preemptions = sd->cnt.preemptions;
-	c->preempt_failures = sd->cnt.preempt_failures;
-	c->resets = sd->cnt.resets;
+	*c = sd->cnt;
 	spin_unlock_irqrestore(&sd->lock, flags);
 }
 

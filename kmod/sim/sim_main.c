@@ -54,7 +54,7 @@ struct sim_dev *sim_dev_find_get(u32 gpu_id)
 static int sim_counters_show(struct seq_file *m, void *unused)
 {
 	struct sim_dev *sd = m->private;
-	struct sim_counters c;
+	struct amdqp_dev_counters c;
 	u32 free_slots;
 
 	spin_lock_irq(&sd->lock);
