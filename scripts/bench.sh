@@ -23,39 +23,16 @@ Variables named BENCH_* are passed into the guest. AMDQP_BENCH_TIMEOUT
 USAGE
 }
 
-deps=1
-build=1
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--no-deps) deps=0 ;;
-	--no-build) build=0 ;;
-	-h | --help) usage; exit 0 ;;
-	--) shift; break ;;
-	*) usage >&2; exit 2 ;;
-	esac
-	shift
-done
-
+amdqp_guest_options "$@"
 cd "$AMDQP_ROOT"
-[ -f bench/Makefile ] ||
-	amdqp_die "bench/Makefile is missing: the benchmark is not there yet"
-[ "$deps" = 0 ] || bash scripts/deps.sh
-if [ "$build" = 1 ]; then
-	bash scripts/build-modules.sh
-	nice make -C bench -j"$(nproc)"
-fi
-[ -x bench/out/guest/run-bench.sh ] ||
-	amdqp_die "bench/out/guest/run-bench.sh was not built (make -C bench)"
-
-env_args=()
-while IFS= read -r v; do
-	env_args+=(--env "$v=${!v}")
-done < <(compgen -v | grep '^BENCH_' || true)
+amdqp_guest_prepare bench bench/out/guest/run-bench.sh \
+	"the benchmark is"
+amdqp_env_args BENCH_
 
 rm -f bench/out/control-path.json
 exec bash selftests/vm/run-vm.sh \
 	--module-file kmod/amdqp.ko --module-file kmod/sim/amdqp_sim.ko \
-	--dir bench/out/guest:/bench "${env_args[@]}" \
+	--dir bench/out/guest:/bench "${AMDQP_ENV_ARGS[@]}" \
 	--out /tmp/control-path.json:bench/out/control-path.json \
 	--timeout "${AMDQP_BENCH_TIMEOUT:-900}" \
-	-- /bench/run-bench.sh "$@"
+	-- /bench/run-bench.sh "${AMDQP_ARGS[@]}"

@@ -24,38 +24,15 @@ apply (selftests/vm/run-vm.sh --help).
 USAGE
 }
 
-deps=1
-build=1
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--no-deps) deps=0 ;;
-	--no-build) build=0 ;;
-	-h | --help) usage; exit 0 ;;
-	--) shift; break ;;
-	*) usage >&2; exit 2 ;;
-	esac
-	shift
-done
-
+amdqp_guest_options "$@"
 cd "$AMDQP_ROOT"
-[ -f experiments/Makefile ] ||
-	amdqp_die "experiments/Makefile is missing: the demo's guest programs are not there yet"
-[ "$deps" = 0 ] || bash scripts/deps.sh
-if [ "$build" = 1 ]; then
-	bash scripts/build-modules.sh
-	nice make -C experiments -j"$(nproc)"
-fi
-[ -x experiments/out/run-demo.sh ] ||
-	amdqp_die "experiments/out/run-demo.sh was not built (make -C experiments)"
-
-env_args=()
-while IFS= read -r v; do
-	env_args+=(--env "$v=${!v}")
-done < <(compgen -v | grep '^DEMO_' || true)
+amdqp_guest_prepare experiments experiments/out/run-demo.sh \
+	"the demo's guest programs are"
+amdqp_env_args DEMO_
 
 exec bash selftests/vm/run-vm.sh \
 	--module-file kmod/amdqp.ko --module-file kmod/sim/amdqp_sim.ko \
-	--dir experiments/out:/demo "${env_args[@]}" \
+	--dir experiments/out:/demo "${AMDQP_ENV_ARGS[@]}" \
 	--out-optional /tmp/demo.json:experiments/out/demo.json \
 	--timeout "${AMDQP_DEMO_TIMEOUT:-900}" \
-	-- /demo/run-demo.sh "$@"
+	-- /demo/run-demo.sh "${AMDQP_ARGS[@]}"

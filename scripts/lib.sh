@@ -44,3 +44,50 @@ amdqp_with_lock() {
 		"$@"
 	) 9>"$lock"
 }
+
+# The guest-program wrappers (demo.sh, bench.sh) share their flow:
+# amdqp_guest_options parses [--no-deps] [--no-build] [-h] [-- ARGS],
+# calling the script's usage() for -h; it sets AMDQP_DEPS, AMDQP_BUILD
+# and AMDQP_ARGS (the ARGS for the guest program).
+# shellcheck disable=SC2034  # the variables are the sourcing script's
+amdqp_guest_options() {
+	AMDQP_DEPS=1
+	AMDQP_BUILD=1
+	AMDQP_ARGS=()
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--no-deps) AMDQP_DEPS=0 ;;
+		--no-build) AMDQP_BUILD=0 ;;
+		-h | --help) usage; exit 0 ;;
+		--) shift; break ;;
+		*) usage >&2; exit 2 ;;
+		esac
+		shift
+	done
+	AMDQP_ARGS=("$@")
+}
+
+# amdqp_guest_prepare DIR RUNNER WHAT (in $AMDQP_ROOT): deps and builds (as the options
+# said), then insists that make -C DIR produced RUNNER. WHAT names DIR's
+# programs in the error when DIR has no Makefile.
+amdqp_guest_prepare() {
+	local dir=$1 runner=$2 what=$3
+	[ -f "$dir/Makefile" ] ||
+		amdqp_die "$dir/Makefile is missing: $what not there yet"
+	[ "$AMDQP_DEPS" = 0 ] || bash scripts/deps.sh
+	if [ "$AMDQP_BUILD" = 1 ]; then
+		bash scripts/build-modules.sh
+		nice make -C "$dir" -j"$(nproc)"
+	fi
+	[ -x "$runner" ] || amdqp_die "$runner was not built (make -C $dir)"
+}
+
+# amdqp_env_args PREFIX: AMDQP_ENV_ARGS gets run-vm.sh --env options for
+# every shell variable whose name starts with PREFIX.
+amdqp_env_args() {
+	local v
+	AMDQP_ENV_ARGS=()
+	while IFS= read -r v; do
+		AMDQP_ENV_ARGS+=(--env "$v=${!v}")
+	done < <(compgen -v | grep "^$1" || true)
+}

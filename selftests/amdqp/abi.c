@@ -34,12 +34,7 @@ FIXTURE_SETUP(abi)
 
 FIXTURE_TEARDOWN(abi)
 {
-	if (self->sfd >= 0)
-		close(self->sfd);
-	if (self->qfd >= 0)
-		close(self->qfd);
-	if (self->gpu > 0)
-		sim_del_device(self->gpu);
+	sim_env_close(self->qfd, self->sfd, self->gpu);
 }
 
 /* ioctl with a size of our choosing in the command number. */

@@ -62,12 +62,7 @@ FIXTURE_SETUP(batch)
 FIXTURE_TEARDOWN(batch)
 {
 	owner_kill(&self->owner);
-	if (self->sfd >= 0)
-		close(self->sfd);
-	if (self->qfd >= 0)
-		close(self->qfd);
-	if (self->gpu > 0)
-		sim_del_device(self->gpu);
+	sim_env_close(self->qfd, self->sfd, self->gpu);
 }
 
 static void reset_results(struct amdqp_queue_ref *refs, unsigned int n)

@@ -199,6 +199,17 @@ static inline int sim_del_device(uint32_t gpu_id)
 	return write_str(SIM_DBG "/del_device", buf);
 }
 
+/* Fixture teardown: close the fds and remove the device a setup made. */
+static inline void sim_env_close(int qfd, int sfd, int gpu)
+{
+	if (sfd >= 0)
+		close(sfd);
+	if (qfd >= 0)
+		close(qfd);
+	if (gpu > 0)
+		sim_del_device(gpu);
+}
+
 static inline void sim_knob_path(char *path, size_t len, uint32_t gpu_id,
 				 const char *knob)
 {

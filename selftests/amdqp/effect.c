@@ -52,12 +52,7 @@ FIXTURE_SETUP(effect)
 FIXTURE_TEARDOWN(effect)
 {
 	owner_kill(&self->owner);
-	if (self->sfd >= 0)
-		close(self->sfd);
-	if (self->qfd >= 0)
-		close(self->qfd);
-	if (self->gpu > 0)
-		sim_del_device(self->gpu);
+	sim_env_close(self->qfd, self->sfd, self->gpu);
 }
 
 static uint64_t rptr_of(int sfd, uint32_t gpu, uint32_t qid)

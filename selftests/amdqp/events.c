@@ -34,12 +34,7 @@ FIXTURE_SETUP(events)
 
 FIXTURE_TEARDOWN(events)
 {
-	if (self->sfd >= 0)
-		close(self->sfd);
-	if (self->qfd >= 0)
-		close(self->qfd);
-	if (self->gpu > 0)
-		sim_del_device(self->gpu);
+	sim_env_close(self->qfd, self->sfd, self->gpu);
 }
 
 /* Read everything pending (non-blocking fd) into @ev; returns records. */

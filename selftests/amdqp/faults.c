@@ -67,12 +67,7 @@ FIXTURE_TEARDOWN(faults)
 		qp_param_set("max_suspend_ms", self->max_suspend_ms);
 		qp_param_set("cooldown_ms", self->cooldown_ms);
 	}
-	if (self->sfd >= 0)
-		close(self->sfd);
-	if (self->qfd >= 0)
-		close(self->qfd);
-	if (self->gpu > 0)
-		sim_del_device(self->gpu);
+	sim_env_close(self->qfd, self->sfd, self->gpu);
 }
 
 /*

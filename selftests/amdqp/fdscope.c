@@ -56,12 +56,7 @@ FIXTURE_SETUP(fdscope)
 FIXTURE_TEARDOWN(fdscope)
 {
 	owner_kill(&self->owner);
-	if (self->sfd >= 0)
-		close(self->sfd);
-	if (self->qfd >= 0)
-		close(self->qfd);
-	if (self->gpu > 0)
-		sim_del_device(self->gpu);
+	sim_env_close(self->qfd, self->sfd, self->gpu);
 }
 
 static int mapped(int sfd, uint32_t gpu, uint32_t qid)

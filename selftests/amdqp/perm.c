@@ -40,12 +40,7 @@ FIXTURE_SETUP(perm)
 
 FIXTURE_TEARDOWN(perm)
 {
-	if (self->sfd >= 0)
-		close(self->sfd);
-	if (self->qfd >= 0)
-		close(self->qfd);
-	if (self->gpu > 0)
-		sim_del_device(self->gpu);
+	sim_env_close(self->qfd, self->sfd, self->gpu);
 }
 
 /* What the unprivileged child saw; filled in by nobody_main(). */

@@ -49,12 +49,7 @@ FIXTURE_TEARDOWN(trace)
 		write_str(INSTANCE "/events/amdqp/enable", "0");
 		rmdir(INSTANCE);
 	}
-	if (self->sfd >= 0)
-		close(self->sfd);
-	if (self->qfd >= 0)
-		close(self->qfd);
-	if (self->gpu > 0)
-		sim_del_device(self->gpu);
+	sim_env_close(self->qfd, self->sfd, self->gpu);
 	free(self->buf);
 }
 
