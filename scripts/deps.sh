@@ -37,7 +37,9 @@ deps_packages() {
 		libelf-dev libssl-dev dwarves kmod cpio xz-utils zstd rsync
 		busybox-static qemu-system-x86
 		sparse perl python3 git
-		cmake pkg-config libgtest-dev googletest
+		cmake pkg-config libgtest-dev googletest libgmock-dev libbenchmark-dev
+		libcli11-dev nlohmann-json3-dev libhsa-runtime-dev
+		python3-venv python3-setuptools python3-pip
 		clang-format shellcheck
 		linux-headers-${AMDQP_KVER_OLD}
 		${AMDQP_DEPS_EXTRA:-}

@@ -8,22 +8,47 @@
  * Submitted work items occupy compute slots of the device's virtual GPU
  * for their duration, so work of one queue really delays another's.
  *
+ * User-mode queues (AMDQP_SIM_QUEUE_USERMODE) are fed the way an AQL queue
+ * is on hardware, without a syscall per submission: the owner maps the ring
+ * and a control page, writes 64-byte AQL packets into the ring and stores a
+ * doorbell; the device's executor polls doorbells of mapped queues, consumes
+ * the packets in order and publishes its read index in the control page. A
+ * queue that is off the (virtual) hardware consumes nothing, however often
+ * its doorbell is written.
+ *
  * Same layout rules as amdqp.h. Magic 0xB9, numbers 0x40-0x4f.
  */
 #ifndef _UAPI_LINUX_AMDQP_SIM_H
 #define _UAPI_LINUX_AMDQP_SIM_H
 
+#include <linux/const.h>
 #include <linux/ioctl.h>
 #include <linux/types.h>
+
+/* amdqp_sim_create_queue.flags */
+#define AMDQP_SIM_QUEUE_USERMODE	_BITUL(0)	/* mmap-able ring + doorbell */
+
+/* User-mode queue rings: 64-byte AQL packets, power-of-two byte sizes. */
+#define AMDQP_SIM_PACKET_SIZE		64
+#define AMDQP_SIM_RING_MIN		4096
+#define AMDQP_SIM_RING_MAX		0x100000	/* 1 MiB */
 
 /**
  * struct amdqp_sim_create_queue - AMDQP_SIM_IOC_CREATE_QUEUE
  * @gpu_id: sim device
  * @priority: initial priority, 0..15
- * @ring_va: ring base VA to report; 0: the sim picks a unique one
- * @ring_size: ring size to report; 0: 64 KiB
- * @flags: zero
+ * @ring_va: ring base VA to report; 0: the sim picks a unique one.
+ *	USERMODE: required, page aligned: the address at which the caller
+ *	will map the ring (see @mmap_offset)
+ * @ring_size: ring size to report; 0: 64 KiB. USERMODE: required, a power
+ *	of two in AMDQP_SIM_RING_MIN..AMDQP_SIM_RING_MAX
+ * @flags: AMDQP_SIM_QUEUE_*
  * @queue_id: out: queue id on that device
+ * @mmap_offset: out (USERMODE): offset to pass to mmap(2) on this fd.
+ *	The mapping must be @ring_size + AMDQP_SIM_CTL_SIZE bytes, shared,
+ *	placed at exactly @ring_va (MAP_FIXED over a reservation of the
+ *	caller's), or mmap fails with -EINVAL. It holds the ring at offset 0
+ *	and a struct amdqp_sim_uq_ctl at offset @ring_size.
  */
 struct amdqp_sim_create_queue {
 	__u32 gpu_id;
@@ -32,6 +57,64 @@ struct amdqp_sim_create_queue {
 	__u64 ring_size;
 	__u32 flags;
 	__u32 queue_id;
+	__u64 mmap_offset;
+};
+
+/* AQL packet types the executor knows (header bits 0-7, as in HSA). */
+#define AMDQP_SIM_PKT_VENDOR		0
+#define AMDQP_SIM_PKT_INVALID		1
+#define AMDQP_SIM_PKT_KERNEL_DISPATCH	2
+#define AMDQP_SIM_PKT_BARRIER_AND	3
+#define AMDQP_SIM_PKT_BARRIER_OR	5
+#define AMDQP_SIM_PKT_TYPE_MASK		0xff
+
+/*
+ * How the executor reads an AQL kernel-dispatch packet (the HSA layout):
+ * the "kernel" is a duration. kernel_object (bytes 32-39) is the run time
+ * in ns (1 ns..10 s); the work-group count grid_size_x / workgroup_size_x
+ * (bytes 12-15 and 4-5) is the compute slots it occupies, 0 or more than
+ * the device has = all of them. Barrier packets complete at once (their
+ * dependency signals are the owner's business). A slot whose type is
+ * INVALID below the doorbell stalls the queue until it becomes valid, as
+ * an AQL packet processor does; any other type stops the queue with
+ * @error = -EINVAL. A consumed packet's type is set back to INVALID.
+ */
+#define AMDQP_SIM_PKT_KERNEL_OBJECT_OFFSET	32
+#define AMDQP_SIM_PKT_GRID_X_OFFSET		12
+#define AMDQP_SIM_PKT_WG_X_OFFSET		4
+
+/* Control page of a user-mode queue, right after its ring. */
+#define AMDQP_SIM_CTL_SIZE		4096
+
+/**
+ * struct amdqp_sim_uq_ctl - control page of a user-mode queue
+ * @owner0: the owner's; the sim never touches it (an HSA runtime keeps
+ *	its hsa_queue_t here, so that @write_index and @read_index sit where
+ *	amd_queue_t has write_dispatch_id and read_dispatch_id)
+ * @write_index: the owner's write index; the sim does not trust it
+ * @owner1: the owner's
+ * @read_index: written by the sim: packets consumed and completed
+ * @owner2: the owner's
+ * @doorbell: stored by the owner: packets with index < @doorbell are
+ *	ready. The executor polls it (sim knob doorbell_poll_us)
+ * @completed_ns: written by the sim: CLOCK_MONOTONIC time the last
+ *	packet completed
+ * @error: written by the sim: 0, or a negative errno that stopped the
+ *	queue (-EINVAL: bad packet; -EIO: lost to a device reset)
+ * @pad: zero
+ * @reserved: zero
+ */
+struct amdqp_sim_uq_ctl {
+	__u64 owner0[7];
+	__u64 write_index;		/* offset 56 */
+	__u64 owner1[8];
+	__u64 read_index;		/* offset 128 */
+	__u64 owner2[239];
+	__u64 doorbell;			/* offset 2048 */
+	__u64 completed_ns;
+	__s32 error;
+	__u32 pad;
+	__u64 reserved[253];
 };
 
 /**
@@ -105,6 +188,25 @@ struct amdqp_sim_query {
 	__u32 pad;
 };
 
+/**
+ * struct amdqp_sim_update_queue - AMDQP_SIM_IOC_UPDATE_QUEUE
+ * @gpu_id: device
+ * @queue_id: queue (created through this fd)
+ * @queue_percentage: 0 takes the queue off the hardware, 1..100 puts it
+ *	back (as AMDKFD_IOC_UPDATE_QUEUE does on stock amdgpu)
+ * @priority: new priority, 0..15
+ *
+ * The model of what an unpatched KFD offers a process for its own queues:
+ * one scheduler update per call (HWS: a whole runlist update), counted in
+ * the device's counters, and no amdqp involvement at all.
+ */
+struct amdqp_sim_update_queue {
+	__u32 gpu_id;
+	__u32 queue_id;
+	__u32 queue_percentage;
+	__u32 priority;
+};
+
 #define AMDQP_SIM_IOC_MAGIC	0xB9
 
 #define AMDQP_SIM_IOC_CREATE_QUEUE  _IOWR(AMDQP_SIM_IOC_MAGIC, 0x40, struct amdqp_sim_create_queue)
@@ -112,5 +214,6 @@ struct amdqp_sim_query {
 #define AMDQP_SIM_IOC_SUBMIT	    _IOWR(AMDQP_SIM_IOC_MAGIC, 0x42, struct amdqp_sim_submit)
 #define AMDQP_SIM_IOC_WAIT	    _IOWR(AMDQP_SIM_IOC_MAGIC, 0x43, struct amdqp_sim_wait)
 #define AMDQP_SIM_IOC_QUERY	    _IOWR(AMDQP_SIM_IOC_MAGIC, 0x44, struct amdqp_sim_query)
+#define AMDQP_SIM_IOC_UPDATE_QUEUE  _IOW(AMDQP_SIM_IOC_MAGIC, 0x45, struct amdqp_sim_update_queue)
 
 #endif /* _UAPI_LINUX_AMDQP_SIM_H */

@@ -35,11 +35,20 @@ OFF(amdqp_gpu_set, latency_ns, 40);
 SIZE(amdqp_event, 40);
 OFF(amdqp_event, data, 32);
 SIZE(amdqp_event_mask, 8);
-SIZE(amdqp_sim_create_queue, 32);
+SIZE(amdqp_sim_create_queue, 40);
+OFF(amdqp_sim_create_queue, mmap_offset, 32);
 SIZE(amdqp_sim_queue_id, 8);
 SIZE(amdqp_sim_submit, 32);
 SIZE(amdqp_sim_wait, 32);
 SIZE(amdqp_sim_query, 48);
+SIZE(amdqp_sim_update_queue, 16);
+/* The user-mode control page mirrors amd_queue_t's index offsets. */
+SIZE(amdqp_sim_uq_ctl, AMDQP_SIM_CTL_SIZE);
+OFF(amdqp_sim_uq_ctl, write_index, 56);
+OFF(amdqp_sim_uq_ctl, read_index, 128);
+OFF(amdqp_sim_uq_ctl, doorbell, 2048);
+OFF(amdqp_sim_uq_ctl, completed_ns, 2056);
+OFF(amdqp_sim_uq_ctl, error, 2064);
 
 /* Every struct is a multiple of 8 so arrays and growth stay aligned. */
 _Static_assert(sizeof(struct amdqp_queue_info) % 8 == 0, "align");

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The activity channel: one shared-memory page per tagged process, written
+ * by the process's tagging layer (libamdqp-preload) and hint API, read by
+ * the policy (amdqpd, amdqpctl). Submissions cost a few plain stores into
+ * it, never a syscall.
+ *
+ * Where: a file named AMDQP_ACT_PREFIX<pid> (pid as the process sees
+ * itself) in AMDQP_ACT_DIR (default /dev/shm; $AMDQP_RUNTIME_DIR overrides
+ * it), mode 0600, owned by the process's user. The process creates it at
+ * its first tagged queue or hint and unlinks it at exit; a reader drops a
+ * file whose @pid is dead or whose @start_time does not match (pid reuse).
+ *
+ * ABI rules: fixed layout (static asserts in activity_test), little
+ * endian, naturally aligned. @version changes only when a field changes
+ * meaning; new fields go into reserved space and are announced by
+ * @version_minor. A reader refuses a page with another @magic or
+ * @version, or a @slot_size/@size smaller than its own.
+ *
+ * Concurrency: one writer per field. Counters only grow (64-bit, no
+ * wrap). The writer publishes a slot by storing @state = LIVE last
+ * (release); a reader loads @state first (acquire).
+ */
+#ifndef AMDQP_ACTIVITY_H
+#define AMDQP_ACTIVITY_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AMDQP_ACT_MAGIC		0x41435451u	/* "QTCA" read as bytes */
+#define AMDQP_ACT_VERSION	1u
+#define AMDQP_ACT_VERSION_MINOR	0u
+#define AMDQP_ACT_DIR		"/dev/shm"
+#define AMDQP_ACT_PREFIX	"amdqp-act."
+#define AMDQP_ACT_PAGE_SIZE	4096u
+#define AMDQP_ACT_MAX_SLOTS	56u
+#define AMDQP_ACT_GROUP_LEN	32u
+
+/* amdqp_act_header.flags */
+#define AMDQP_ACT_F_COOP	(1u << 0) /* can take its own queues off */
+#define AMDQP_ACT_F_PRELOAD	(1u << 1) /* tagging layer is active */
+
+/* amdqp_act_header.coop_state */
+#define AMDQP_ACT_COOP_RUNNING	0u	/* queues on the hardware */
+#define AMDQP_ACT_COOP_SUSPENDED 1u	/* queues taken off */
+#define AMDQP_ACT_COOP_FAILED	2u	/* see coop_error */
+
+/* amdqp_act_slot.state */
+#define AMDQP_ACT_SLOT_FREE	0u
+#define AMDQP_ACT_SLOT_LIVE	1u
+
+/* amdqp_act_slot.mechanism: what controls this queue */
+#define AMDQP_ACT_MECH_NONE	0u	/* not registered anywhere */
+#define AMDQP_ACT_MECH_AMDQP	1u	/* amdqp.ko knows it (kfd or sim) */
+#define AMDQP_ACT_MECH_COOP	2u	/* only the cooperative fallback */
+
+/**
+ * struct amdqp_act_slot - one HSA queue of the process (64 bytes)
+ * @state: AMDQP_ACT_SLOT_*; written last when a slot is taken
+ * @gpu_id: KFD gpu_id of the queue's agent (0 if unknown)
+ * @priority: 0..15, the priority it was tagged with
+ * @mechanism: AMDQP_ACT_MECH_*
+ * @ring_va: ring base address (hsa_queue_t.base_address)
+ * @write_index: AQL write index at the last doorbell store
+ * @doorbells: doorbell stores seen
+ * @last_doorbell_ns: CLOCK_MONOTONIC time of the last doorbell store
+ * @read_index_va: address, in the owner, of the 64-bit read index the
+ *	packet processor updates (amd_queue_t.read_dispatch_id), 0 if unknown;
+ *	readers with ptrace rights read it with process_vm_readv(2)
+ * @queue_id: KFD (or sim) queue id when the tagging layer learned it, else
+ *	UINT32_MAX
+ * @pad: zero
+ */
+struct amdqp_act_slot {
+	uint32_t state;
+	uint32_t gpu_id;
+	uint32_t priority;
+	uint32_t mechanism;
+	uint64_t ring_va;
+	uint64_t write_index;
+	uint64_t doorbells;
+	uint64_t last_doorbell_ns;
+	uint64_t read_index_va;
+	uint32_t queue_id;
+	uint32_t pad;
+};
+
+/**
+ * struct amdqp_act_header - start of the page (512 bytes)
+ * @magic: AMDQP_ACT_MAGIC, written last at creation (release)
+ * @version: AMDQP_ACT_VERSION
+ * @version_minor: AMDQP_ACT_VERSION_MINOR
+ * @size: bytes of the whole page
+ * @slot_size: sizeof(struct amdqp_act_slot)
+ * @max_slots: slots that follow the header
+ * @pid: the process, as it sees itself
+ * @flags: AMDQP_ACT_F_*
+ * @start_time: the process's start time in clock ticks after boot
+ *	(/proc/PID/stat field 22): tells a reused pid apart
+ * @priority: the process's default priority (AMDQP_PRIORITY)
+ * @num_slots: slots ever used (a reader scans [0, num_slots))
+ * @hint_begin: amdqp_busy_begin() calls
+ * @hint_end: amdqp_busy_end() calls; busy while hint_begin != hint_end
+ * @hint_last_ns: CLOCK_MONOTONIC time of the last hint call
+ * @coop_seq: written by a controller: request number, incremented with
+ *	each change of @coop_suspend (then FUTEX_WAKE on it)
+ * @coop_suspend: written by a controller: 1 = take your queues off, 0 = put
+ *	them back
+ * @coop_state: written by the process: AMDQP_ACT_COOP_*
+ * @coop_ack_seq: written by the process: the last @coop_seq it carried
+ *	out (then FUTEX_WAKE on it)
+ * @coop_error: written by the process: 0 or a negative errno of the last
+ *	failed attempt
+ * @coop_updates: written by the process: scheduler updates it issued for
+ *	cooperative suspend/resume (one per queue per change)
+ * @group: AMDQP_GROUP of the process, NUL padded (tensor-parallel group)
+ * @reserved: zero
+ */
+struct amdqp_act_header {
+	uint32_t magic;
+	uint32_t version;
+	uint32_t version_minor;
+	uint32_t size;
+	uint32_t slot_size;
+	uint32_t max_slots;
+	uint32_t pid;
+	uint32_t flags;
+	uint64_t start_time;
+	uint32_t priority;
+	uint32_t num_slots;
+	uint64_t hint_begin;
+	uint64_t hint_end;
+	uint64_t hint_last_ns;
+	uint32_t coop_seq;
+	uint32_t coop_suspend;
+	uint32_t coop_state;
+	uint32_t coop_ack_seq;
+	int32_t coop_error;
+	uint32_t pad;
+	uint64_t coop_updates;
+	char group[AMDQP_ACT_GROUP_LEN];
+	uint64_t reserved[47];
+};
+
+/** struct amdqp_act_page - the whole page */
+struct amdqp_act_page {
+	struct amdqp_act_header hdr;
+	struct amdqp_act_slot slots[AMDQP_ACT_MAX_SLOTS];
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AMDQP_ACTIVITY_H */
