@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * /dev/amdqp_sim: processes create simulated queues and submit work to
- * them. A queue lives as long as the fd that created it, which is what a
- * KFD queue does with its process.
+ * them, through SUBMIT or, for user-mode queues, through a ring they map
+ * (sim_uq.c). A queue lives as long as the fd that created it, which is
+ * what a KFD queue does with its process; a mapping of a ring keeps that
+ * fd's file open, as any mapping of a file does.
  */
 #include <linux/cred.h>
 #include <linux/fs.h>
 #include <linux/hrtimer.h>
+#include <linux/log2.h>
 #include <linux/miscdevice.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/sched.h>
 #include <linux/sizes.h>
@@ -19,13 +23,16 @@
 #include "amdqp_backend.h"
 #include "sim.h"
 
-#define SIM_MAX_DURATION_NS	(10ULL * NSEC_PER_SEC)
 #define SIM_MAX_SUBMIT		4096
 #define SIM_MAX_PENDING		SZ_1M
 
+/* mmap offsets of rings: 2 MiB apart, more than a ring and its page. */
+#define SIM_MMAP_SHIFT		21
+
 struct sim_file {
-	struct mutex lock;		/* queues */
+	struct mutex lock;		/* queues, next_mmap */
 	struct list_head queues;	/* sim_queue.file_node; lock */
+	u64 next_mmap;			/* lock */
 };
 
 static void sim_queue_free(struct kref *ref)
@@ -35,6 +42,8 @@ static void sim_queue_free(struct kref *ref)
 
 	list_for_each_entry_safe(w, tmp, &sq->work, node)
 		kfree(w);
+	if (sq->uq)
+		sim_ring_put(sq->uq);
 	put_pid(sq->owner);
 	sim_dev_put(sq->sd);
 	kfree(sq);
@@ -59,10 +68,11 @@ void sim_queue_destroy(struct sim_queue *sq)
 		sq->mapped = false;
 		sim_queue_discard_locked(sq);
 		list_del_init(&sq->dev_node);
+		list_del_init(&sq->uq_node);
 	}
 	spin_unlock_irq(&sd->lock);
 	/* amdqp drops its reference through queue_release. */
-	if (first)
+	if (first && sq->aq)
 		amdqp_queue_unregister(sq->aq);
 	mutex_unlock(&sd->qlock);
 	sim_gpu_kick(sd);
@@ -90,7 +100,8 @@ static int sim_release(struct inode *inode, struct file *filp)
 
 	list_for_each_entry_safe(sq, tmp, &f->queues, file_node) {
 		struct sim_dev *sd = sq->sd;
-		bool was_live = !READ_ONCE(sq->destroyed);
+		/* amdqp knows of the queues it was told about, no others. */
+		bool was_live = !READ_ONCE(sq->destroyed) && sq->aq;
 
 		list_del(&sq->file_node);
 		sim_queue_destroy(sq);
@@ -138,6 +149,27 @@ static struct sim_queue *sim_file_queue(struct sim_file *f, u32 gpu_id,
 	return sq;
 }
 
+/*
+ * A user-mode queue's ring: where the caller will map it and how large,
+ * and room for mmap_offset in the caller's struct.
+ */
+static int sim_check_usermode(const struct amdqp_sim_create_queue *c,
+			      u32 size)
+{
+	if (size < offsetofend(struct amdqp_sim_create_queue, mmap_offset))
+		return -EINVAL;
+	if (!c->ring_va || !PAGE_ALIGNED(c->ring_va))
+		return -EINVAL;
+	if (c->ring_size < AMDQP_SIM_RING_MIN ||
+	    c->ring_size > AMDQP_SIM_RING_MAX ||
+	    !is_power_of_2(c->ring_size))
+		return -EINVAL;
+	if (!access_ok(u64_to_user_ptr(c->ring_va),
+		       c->ring_size + AMDQP_SIM_CTL_SIZE))
+		return -EINVAL;
+	return 0;
+}
+
 static long sim_create_queue(struct sim_file *f, void __user *arg, u32 size)
 {
 	struct amdqp_sim_create_queue c;
@@ -146,11 +178,22 @@ static long sim_create_queue(struct sim_file *f, void __user *arg, u32 size)
 	struct sim_dev *sd;
 	long ret;
 
+	BUILD_BUG_ON(AMDQP_SIM_RING_MAX + AMDQP_SIM_CTL_SIZE >
+		     1UL << SIM_MMAP_SHIFT);
+	BUILD_BUG_ON(sizeof(struct amdqp_sim_uq_ctl) != AMDQP_SIM_CTL_SIZE);
+	BUILD_BUG_ON(AMDQP_SIM_CTL_SIZE % PAGE_SIZE);
 	ret = copy_struct_from_user(&c, sizeof(c), arg, size);
 	if (ret)
 		return ret;
-	if (c.flags || c.priority > AMDQP_PRIORITY_MAX)
+	if (c.flags & ~AMDQP_SIM_QUEUE_USERMODE ||
+	    c.priority > AMDQP_PRIORITY_MAX)
 		return -EINVAL;
+	if (c.flags & AMDQP_SIM_QUEUE_USERMODE) {
+		ret = sim_check_usermode(&c, size);
+		if (ret)
+			return ret;
+	}
+	c.mmap_offset = 0;
 	sd = sim_dev_find_get(c.gpu_id);
 	if (!sd)
 		return -ENODEV;
@@ -163,11 +206,19 @@ static long sim_create_queue(struct sim_file *f, void __user *arg, u32 size)
 	kref_init(&sq->ref);
 	INIT_LIST_HEAD(&sq->work);
 	INIT_LIST_HEAD(&sq->dev_node);
+	INIT_LIST_HEAD(&sq->uq_node);
 	init_waitqueue_head(&sq->done_wait);
 	sq->sd = sd;			/* the reference from the lookup */
 	sq->owner = get_pid(task_tgid(current));
 	sq->priority = c.priority;
 	sq->mapped = true;
+	if (c.flags & AMDQP_SIM_QUEUE_USERMODE) {
+		sq->uq = sim_ring_alloc(c.ring_va, c.ring_size);
+		if (!sq->uq) {
+			ret = -ENOMEM;
+			goto put;
+		}
+	}
 
 	mutex_lock(&sd->qlock);
 	if (sd->removed) {
@@ -182,26 +233,40 @@ static long sim_create_queue(struct sim_file *f, void __user *arg, u32 size)
 	}
 	spin_unlock_irq(&sd->lock);
 
-	desc.owner = sq->owner;
-	desc.uid = current_euid();
-	desc.queue_id = sq->queue_id;
-	desc.ring_va = c.ring_va;
-	desc.ring_size = c.ring_size ? c.ring_size : SZ_64K;
-	desc.priority = c.priority;
-	desc.priv = sq;
-	kref_get(&sq->ref);		/* amdqp's, dropped in queue_release */
-	sq->aq = amdqp_queue_register(sd->adev, &desc);
-	if (IS_ERR(sq->aq)) {
-		ret = PTR_ERR(sq->aq);
-		kref_put(&sq->ref, sim_queue_free);	/* not the last */
-		goto unlock;
+	/* A stock amdgpu (no glue) tells amdqp nothing: see amdqp_managed. */
+	if (READ_ONCE(sd->amdqp_managed)) {
+		desc.owner = sq->owner;
+		desc.uid = current_euid();
+		desc.queue_id = sq->queue_id;
+		desc.ring_va = c.ring_va;
+		desc.ring_size = c.ring_size ? c.ring_size : SZ_64K;
+		desc.priority = c.priority;
+		desc.priv = sq;
+		kref_get(&sq->ref);	/* amdqp's, dropped in queue_release */
+		sq->aq = amdqp_queue_register(sd->adev, &desc);
+		if (IS_ERR(sq->aq)) {
+			ret = PTR_ERR(sq->aq);
+			sq->aq = NULL;
+			kref_put(&sq->ref, sim_queue_free);	/* not the last */
+			goto unlock;
+		}
 	}
 	spin_lock_irq(&sd->lock);
 	list_add_tail(&sq->dev_node, &sd->queues);
+	if (sq->uq) {
+		list_add_tail(&sq->uq_node, &sd->uqueues);
+		sd->db_active_ns = ktime_get_ns();
+	}
 	spin_unlock_irq(&sd->lock);
 	mutex_unlock(&sd->qlock);
+	if (sq->uq)
+		sim_gpu_kick(sd);	/* its doorbell is polled from now on */
 
 	mutex_lock(&f->lock);
+	if (sq->uq) {
+		sq->uq->mmap_offset = ++f->next_mmap << SIM_MMAP_SHIFT;
+		c.mmap_offset = sq->uq->mmap_offset;
+	}
 	list_add_tail(&sq->file_node, &f->queues);
 	mutex_unlock(&f->lock);
 
@@ -212,6 +277,7 @@ static long sim_create_queue(struct sim_file *f, void __user *arg, u32 size)
 
 unlock:
 	mutex_unlock(&sd->qlock);
+put:
 	sim_queue_put(sq);
 	return ret;
 }
@@ -255,6 +321,10 @@ static long sim_submit(struct sim_file *f, void __user *arg, u32 size)
 	if (!sq)
 		return -ENOENT;
 	sd = sq->sd;
+	if (sq->uq) {
+		ret = -EINVAL;		/* fed through its ring only */
+		goto put;
+	}
 	w = kzalloc(sizeof(*w), GFP_KERNEL);
 	if (!w) {
 		ret = -ENOMEM;
@@ -380,6 +450,58 @@ static long sim_query(void __user *arg, u32 size)
 	return ret;
 }
 
+static long sim_update_queue(struct sim_file *f, void __user *arg, u32 size)
+{
+	struct amdqp_sim_update_queue u;
+	struct sim_queue *sq;
+	long ret;
+
+	if (size < sizeof(u))
+		return -EINVAL;
+	ret = copy_struct_from_user(&u, sizeof(u), arg, size);
+	if (ret)
+		return ret;
+	if (u.queue_percentage > 100 || u.priority > AMDQP_PRIORITY_MAX)
+		return -EINVAL;
+	sq = sim_file_queue(f, u.gpu_id, u.queue_id);
+	if (!sq)
+		return -ENOENT;
+	ret = sim_queue_update(sq, !u.queue_percentage, u.priority);
+	if (ret == -ENOENT)
+		ret = -ENODEV;		/* destroyed with its device */
+	sim_queue_put(sq);
+	return ret;
+}
+
+/* The ring of a user-mode queue of this fd, named by its mmap offset. */
+static int sim_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	struct sim_file *f = filp->private_data;
+	u64 offset = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	struct sim_ring *ring = NULL;
+	struct sim_queue *sq;
+	int ret = -EINVAL;
+
+	mutex_lock(&f->lock);
+	list_for_each_entry(sq, &f->queues, file_node) {
+		if (!sq->uq || sq->uq->mmap_offset != offset)
+			continue;
+		if (READ_ONCE(sq->destroyed)) {
+			ret = -ENODEV;
+		} else {
+			ring = sq->uq;
+			sim_ring_get(ring);
+		}
+		break;
+	}
+	mutex_unlock(&f->lock);
+	if (!ring)
+		return ret;
+	ret = sim_ring_mmap(ring, vma);
+	sim_ring_put(ring);
+	return ret;
+}
+
 static long sim_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	struct sim_file *f = filp->private_data;
@@ -399,6 +521,8 @@ static long sim_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return sim_wait(f, uarg, size);
 	case _IOC_NR(AMDQP_SIM_IOC_QUERY):
 		return sim_query(uarg, size);
+	case _IOC_NR(AMDQP_SIM_IOC_UPDATE_QUEUE):
+		return sim_update_queue(f, uarg, size);
 	default:
 		return -ENOTTY;
 	}
@@ -410,6 +534,7 @@ static const struct file_operations sim_fops = {
 	.release = sim_release,
 	.unlocked_ioctl = sim_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = sim_mmap,
 };
 
 static struct miscdevice sim_misc = {

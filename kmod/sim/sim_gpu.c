@@ -2,7 +2,8 @@
 /*
  * The virtual GPU: an executor thread per device that runs queued work
  * items on compute slots in real time, and the scheduler firmware model
- * (HWS runlist updates, MES add/remove) that amdqp calls.
+ * (HWS runlist updates, MES add/remove) that amdqp and the owners of
+ * queues (UPDATE_QUEUE) call.
  */
 #include <linux/delay.h>
 #include <linux/hrtimer.h>
@@ -14,8 +15,11 @@
 #include "amdqp_backend.h"
 #include "sim.h"
 
+/* Slots an item occupies; a barrier needs none. */
 static u32 sim_width(struct sim_dev *sd, const struct sim_work *w)
 {
+	if (w->barrier)
+		return 0;
 	return w->width && w->width < sd->slots ? w->width : sd->slots;
 }
 
@@ -35,6 +39,8 @@ static void sim_complete_head(struct sim_dev *sd, struct sim_queue *sq)
 	}
 	sq->rptr++;
 	sq->done_ns[sq->rptr % SIM_DONE_HISTORY] = sq->run_end;
+	if (sq->uq)
+		sim_uq_complete_locked(sq, sq->run_end);
 	wake_up_all(&sq->done_wait);
 }
 
@@ -54,7 +60,8 @@ static void sim_preempt(struct sim_dev *sd, struct sim_queue *sq, u64 now)
 /*
  * Start ready items while slots allow: higher priority first (the HQD
  * priority bias), then the one that waited longest. A running item is
- * never interrupted here; only an unmap does that.
+ * never interrupted here; only an unmap does that. A barrier at the head
+ * of a queue completes as soon as it is dispatched.
  */
 static void sim_dispatch(struct sim_dev *sd, u64 now)
 {
@@ -85,6 +92,8 @@ static void sim_dispatch(struct sim_dev *sd, u64 now)
 		best->running = true;
 		best->run_start = now;
 		best->run_end = now + dur;
+		if (w->barrier)
+			sim_complete_head(sd, best);
 	}
 }
 
@@ -94,10 +103,11 @@ static void sim_dispatch(struct sim_dev *sd, u64 now)
  * out at the completion time, not at the (late) time this thread woke:
  * the GPU does not wait for the executor thread.
  */
-static u64 sim_step(struct sim_dev *sd)
+static u64 sim_step(struct sim_dev *sd, struct sim_stash *st, bool stash_full)
 {
 	struct sim_queue *sq, *first;
 	u64 now, next = U64_MAX;
+	bool more = false;
 
 	spin_lock_irq(&sd->lock);
 	sd->kick = false;
@@ -114,21 +124,29 @@ static u64 sim_step(struct sim_dev *sd)
 		if (!sd->updating)
 			sim_dispatch(sd, first->run_end);
 	}
-	if (!sd->updating)
+	/* During a runlist update the firmware fetches nothing either. */
+	if (!sd->updating) {
+		more = sim_uq_poll_locked(sd, st, now);
 		sim_dispatch(sd, now);
+		next = sim_uq_next_poll_locked(sd, now);
+	}
 	list_for_each_entry(sq, &sd->queues, dev_node)
 		if (sq->running)
 			next = min(next, sq->run_end);
 	spin_unlock_irq(&sd->lock);
-	return next;
+	/* Out of work items: go on as soon as the stash is refilled. */
+	return more && stash_full ? now : next;
 }
 
 static int sim_thread(void *data)
 {
 	struct sim_dev *sd = data;
+	struct sim_stash st;
 
+	sim_stash_init(&st);
 	while (!kthread_should_stop()) {
-		u64 next = sim_step(sd), now = ktime_get_ns();
+		bool full = sim_stash_fill(&st);
+		u64 next = sim_step(sd, &st, full), now = ktime_get_ns();
 
 		if (next == U64_MAX)
 			wait_event_interruptible(sd->kick_wait,
@@ -140,6 +158,7 @@ static int sim_thread(void *data)
 							   kthread_should_stop(),
 							   ns_to_ktime(next - now));
 	}
+	sim_stash_free(&st);
 	return 0;
 }
 
@@ -202,6 +221,20 @@ void sim_queue_discard_locked(struct sim_queue *sq)
 	wake_up_all(&sq->done_wait);
 }
 
+/*
+ * Record why @sq is off the hardware (SIM_OFF_*): it is on it only when
+ * no reason is left. A user-mode queue coming back gets fast doorbell
+ * polls, so that what its owner queued meanwhile starts promptly.
+ */
+static void sim_queue_set_off_locked(struct sim_queue *sq, u32 off)
+{
+	lockdep_assert_held(&sq->sd->lock);
+	sq->off = off;
+	sq->mapped = !off;
+	if (sq->mapped && sq->uq)
+		sq->sd->db_active_ns = ktime_get_ns();
+}
+
 void sim_dev_reset(struct sim_dev *sd)
 {
 	struct sim_queue *sq;
@@ -210,8 +243,14 @@ void sim_dev_reset(struct sim_dev *sd)
 	sd->reset_gen++;
 	sd->cnt.resets++;
 	list_for_each_entry(sq, &sd->queues, dev_node) {
+		if (sq->uq)
+			sim_uq_discard_locked(sq);
 		sim_queue_discard_locked(sq);
-		sq->mapped = true;	/* the firmware starts over */
+		/*
+		 * The firmware starts over: amdqp forgets its holds (below);
+		 * the owner's own choice is a queue property and stays.
+		 */
+		sim_queue_set_off_locked(sq, sq->off & ~SIM_OFF_AMDQP);
 	}
 	sd->free_slots = sd->slots;
 	sd->updating = false;
@@ -273,9 +312,11 @@ static bool sim_preempt_fails(struct sim_dev *sd, u64 cost_us, u32 grace_us)
  * HWS: one runlist update. The firmware unmaps every queue of the device
  * (saving the waves of each one that was running), then maps the new
  * runlist, so one call changes any number of queues at one cost.
+ * Reason @why of each queue goes on (@unmap) or away.
  */
-static int sim_hws_update(struct sim_dev *sd, struct amdqp_queue **qs,
-			  unsigned int n, int *res, bool unmap, u32 grace_us)
+static void sim_hws_update(struct sim_dev *sd, struct sim_queue **sqs,
+			   unsigned int n, int *res, u32 why, bool unmap,
+			   u32 grace_us)
 {
 	u64 saved = 0, cost_us, gen, now;
 	struct sim_queue *sq;
@@ -284,7 +325,7 @@ static int sim_hws_update(struct sim_dev *sd, struct amdqp_queue **qs,
 	for (i = 0; i < n; i++)
 		todo += !res[i];
 	if (!todo)
-		return 0;
+		return;
 
 	spin_lock_irq(&sd->lock);
 	gen = sd->reset_gen;
@@ -313,15 +354,17 @@ static int sim_hws_update(struct sim_dev *sd, struct amdqp_queue **qs,
 
 	spin_lock_irq(&sd->lock);
 	for (i = 0; i < n; i++) {
-		sq = amdqp_queue_priv(qs[i]);
+		sq = sqs[i];
 		if (res[i])
 			continue;
 		if (sd->reset_gen != gen)
 			res[i] = -ENODEV;
 		else if (sq->destroyed)
 			res[i] = -ENOENT;
+		else if (unmap)
+			sim_queue_set_off_locked(sq, sq->off | why);
 		else
-			sq->mapped = !unmap;
+			sim_queue_set_off_locked(sq, sq->off & ~why);
 	}
 	spin_unlock_irq(&sd->lock);
 
@@ -333,24 +376,29 @@ remap:
 	sim_dispatch(sd, ktime_get_ns());
 	spin_unlock_irq(&sd->lock);
 	sim_gpu_kick(sd);
-	return 0;
 }
 
-/* MES: each queue is removed or added on its own; others keep running. */
-static int sim_mes_update(struct sim_dev *sd, struct amdqp_queue **qs,
-			  unsigned int n, int *res, bool unmap, u32 grace_us)
+/*
+ * MES: each queue is removed or added on its own; others keep running.
+ * A queue that another reason keeps off stays off after an add.
+ */
+static void sim_mes_update(struct sim_dev *sd, struct sim_queue **sqs,
+			   unsigned int n, int *res, u32 why, bool unmap,
+			   u32 grace_us)
 {
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		struct sim_queue *sq = amdqp_queue_priv(qs[i]);
+		struct sim_queue *sq = sqs[i];
 		u64 gen, cost_us = 0;
 		bool freed = false;
+		u32 prev_off;
 
 		if (res[i])
 			continue;
 		spin_lock_irq(&sd->lock);
 		gen = sd->reset_gen;
+		prev_off = sq->off;
 		sd->cnt.sched_updates++;
 		if (unmap)
 			sd->cnt.unmap_packets++;
@@ -359,7 +407,7 @@ static int sim_mes_update(struct sim_dev *sd, struct amdqp_queue **qs,
 		if (sq->destroyed) {
 			res[i] = -ENOENT;
 		} else if (unmap) {
-			sq->mapped = false;
+			sim_queue_set_off_locked(sq, sq->off | why);
 			if (sq->running) {
 				sim_preempt(sd, sq, ktime_get_ns());
 				cost_us = READ_ONCE(sd->cwsr_save_us);
@@ -383,14 +431,14 @@ static int sim_mes_update(struct sim_dev *sd, struct amdqp_queue **qs,
 		}
 
 		spin_lock_irq(&sd->lock);
-		if (sd->reset_gen != gen) {
+		if (sd->reset_gen != gen)
 			res[i] = -ENODEV;
-		} else if (sq->destroyed) {
+		else if (sq->destroyed)
 			res[i] = -ENOENT;
-		} else if (res[i] || !unmap) {
-			/* Failed removal leaves it mapped; add maps it. */
-			sq->mapped = true;
-		}
+		else if (res[i])	/* a failed removal changed nothing */
+			sim_queue_set_off_locked(sq, prev_off);
+		else if (!unmap)
+			sim_queue_set_off_locked(sq, sq->off & ~why);
 		/* Freed slots or newly mapped work can start now. */
 		if (!sd->updating &&
 		    (freed || (!unmap && !list_empty(&sq->work))))
@@ -398,25 +446,71 @@ static int sim_mes_update(struct sim_dev *sd, struct amdqp_queue **qs,
 		spin_unlock_irq(&sd->lock);
 		sim_gpu_kick(sd);
 	}
-	return 0;
+}
+
+/*
+ * One firmware operation on @n queues of @sd: reason @why (SIM_OFF_*)
+ * goes on (@unmap) or away for each whose @res is still 0. amdqp's batches
+ * and an owner's UPDATE_QUEUE both come here, so they cost the same.
+ */
+static void sim_fw_update(struct sim_dev *sd, struct sim_queue **sqs,
+			  unsigned int n, int *res, u32 why, bool unmap,
+			  u32 grace_us)
+{
+	lockdep_assert_held(&sd->fw_lock);
+	if (sd->mode == AMDQP_SCHED_MES)
+		sim_mes_update(sd, sqs, n, res, why, unmap, grace_us);
+	else
+		sim_hws_update(sd, sqs, n, res, why, unmap, grace_us);
 }
 
 static int sim_update(struct amdqp_device *adev, struct amdqp_queue **qs,
 		      unsigned int n, int *res, bool unmap, u32 grace_us)
 {
 	struct sim_dev *sd = amdqp_device_priv(adev);
+	struct sim_queue **sqs;
 	unsigned int i;
-	int ret;
 
+	sqs = kmalloc_array(n, sizeof(*sqs), GFP_KERNEL);
+	if (!sqs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		sqs[i] = amdqp_queue_priv(qs[i]);
 	mutex_lock(&sd->fw_lock);
 	for (i = 0; i < n; i++)
 		res[i] = sim_busy(sd) ? -EBUSY : 0;
-	if (sd->mode == AMDQP_SCHED_MES)
-		ret = sim_mes_update(sd, qs, n, res, unmap, grace_us);
-	else
-		ret = sim_hws_update(sd, qs, n, res, unmap, grace_us);
+	sim_fw_update(sd, sqs, n, res, SIM_OFF_AMDQP, unmap, grace_us);
 	mutex_unlock(&sd->fw_lock);
-	return ret;
+	kfree(sqs);
+	return 0;
+}
+
+/*
+ * The owner's AMDKFD_IOC_UPDATE_QUEUE: one firmware operation that takes
+ * its queue off (@off) or puts it back, whatever amdqp does with it, and
+ * sets the priority the firmware dispatches with. Returns 0 or -errno
+ * (-EBUSY injected, -ETIME preemption timeout, -ENOENT destroyed,
+ * -ENODEV reset meanwhile).
+ */
+int sim_queue_update(struct sim_queue *sq, bool off, u32 priority)
+{
+	struct sim_dev *sd = sq->sd;
+	int res = 0;
+
+	mutex_lock(&sd->fw_lock);
+	/* Its device may be gone: no firmware to talk to then. */
+	if (READ_ONCE(sq->destroyed)) {
+		res = -ENOENT;
+	} else if (sim_busy(sd)) {
+		res = -EBUSY;
+	} else {
+		spin_lock_irq(&sd->lock);
+		sq->priority = priority;
+		spin_unlock_irq(&sd->lock);
+		sim_fw_update(sd, &sq, 1, &res, SIM_OFF_OWNER, off, 0);
+	}
+	mutex_unlock(&sd->fw_lock);
+	return res;
 }
 
 static int sim_suspend(struct amdqp_device *adev, struct amdqp_queue **qs,

@@ -125,6 +125,10 @@ static void sim_dev_debugfs(struct sim_dev *sd)
 	debugfs_create_atomic_t("fail_preempt", 0644, sd->dir,
 				&sd->fail_preempt);
 	debugfs_create_atomic_t("fail_busy", 0644, sd->dir, &sd->fail_busy);
+	debugfs_create_u32("doorbell_poll_us", 0644, sd->dir,
+			   &sd->doorbell_poll_us);
+	debugfs_create_bool("amdqp_managed", 0644, sd->dir,
+			    &sd->amdqp_managed);
 }
 
 static int sim_dev_new(u32 gpu_id, u32 mode, u32 num_xcc, u32 slots)
@@ -148,6 +152,7 @@ static int sim_dev_new(u32 gpu_id, u32 mode, u32 num_xcc, u32 slots)
 	spin_lock_init(&sd->lock);
 	init_waitqueue_head(&sd->kick_wait);
 	INIT_LIST_HEAD(&sd->queues);
+	INIT_LIST_HEAD(&sd->uqueues);
 	sd->gpu_id = gpu_id;
 	sd->mode = mode;
 	sd->num_xcc = num_xcc;
@@ -160,6 +165,8 @@ static int sim_dev_new(u32 gpu_id, u32 mode, u32 num_xcc, u32 slots)
 	sd->cwsr_save_us = 20;
 	sd->cwsr_restore_us = 20;
 	sd->preempt_timeout_ms = 100;
+	sd->doorbell_poll_us = 100;
+	sd->amdqp_managed = true;
 	desc.priv = sd;
 
 	mutex_lock(&sim_devs_lock);

@@ -330,6 +330,39 @@ static inline int sim_wait_rptr(int sfd, uint32_t gpu_id, uint32_t queue_id,
 	}
 }
 
+/*
+ * A user-mode queue (AMDQP_SIM_QUEUE_USERMODE) whose ring the caller will
+ * map at @ring_va; *@mmap_offset is what to pass to mmap(2) on @sfd.
+ */
+static inline int sim_create_uq(int sfd, uint32_t gpu_id, uint32_t prio,
+				uint64_t ring_va, uint64_t ring_size,
+				uint32_t *queue_id, uint64_t *mmap_offset)
+{
+	struct amdqp_sim_create_queue c = {
+		.gpu_id = gpu_id, .priority = prio, .ring_va = ring_va,
+		.ring_size = ring_size, .flags = AMDQP_SIM_QUEUE_USERMODE,
+	};
+	int ret = ioctl(sfd, AMDQP_SIM_IOC_CREATE_QUEUE, &c) ? -errno : 0;
+
+	*queue_id = ret ? 0 : c.queue_id;
+	if (mmap_offset)
+		*mmap_offset = ret ? 0 : c.mmap_offset;
+	return ret;
+}
+
+/* The owner's UPDATE_QUEUE: @percentage 0 takes the queue off. */
+static inline int sim_update_queue(int sfd, uint32_t gpu_id,
+				   uint32_t queue_id, uint32_t percentage,
+				   uint32_t prio)
+{
+	struct amdqp_sim_update_queue u = {
+		.gpu_id = gpu_id, .queue_id = queue_id,
+		.queue_percentage = percentage, .priority = prio,
+	};
+
+	return ioctl(sfd, AMDQP_SIM_IOC_UPDATE_QUEUE, &u) ? -errno : 0;
+}
+
 /* ---- /dev/amdqp ------------------------------------------------------ */
 
 static inline int qp_open(void)
@@ -371,6 +404,24 @@ static inline int qp_one(int fd, unsigned long cmd, pid_t pid,
 			 uint32_t gpu_id, uint32_t queue_id, uint32_t *state)
 {
 	struct amdqp_queue_ref r = qref(pid, gpu_id, queue_id);
+	int ret;
+
+	r.result = 0x7777;	/* must be overwritten */
+	ret = qp_batch(fd, cmd, &r, 1, NULL);
+	if (ret)
+		return ret;
+	if (state)
+		*state = r.state;
+	return r.result;
+}
+
+/* One queue named by its ring VA (AMDQP_REF_BY_RING); like qp_one(). */
+static inline int qp_one_ring(int fd, unsigned long cmd, pid_t pid,
+			      uint64_t ring_va, uint32_t *state)
+{
+	struct amdqp_queue_ref r = {
+		.pid = pid, .flags = AMDQP_REF_BY_RING, .ring_va = ring_va,
+	};
 	int ret;
 
 	r.result = 0x7777;	/* must be overwritten */

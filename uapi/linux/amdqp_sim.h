@@ -44,11 +44,15 @@
  *	of two in AMDQP_SIM_RING_MIN..AMDQP_SIM_RING_MAX
  * @flags: AMDQP_SIM_QUEUE_*
  * @queue_id: out: queue id on that device
- * @mmap_offset: out (USERMODE): offset to pass to mmap(2) on this fd.
- *	The mapping must be @ring_size + AMDQP_SIM_CTL_SIZE bytes, shared,
- *	placed at exactly @ring_va (MAP_FIXED over a reservation of the
- *	caller's), or mmap fails with -EINVAL. It holds the ring at offset 0
- *	and a struct amdqp_sim_uq_ctl at offset @ring_size.
+ * @mmap_offset: out (USERMODE; 0 otherwise): offset to pass to mmap(2)
+ *	on this fd. The mapping must be @ring_size + AMDQP_SIM_CTL_SIZE
+ *	bytes, shared, placed at exactly @ring_va (MAP_FIXED over a
+ *	reservation of the caller's), or mmap fails with -EINVAL. It holds
+ *	the ring at offset 0, every packet header set to INVALID, and a
+ *	zeroed struct amdqp_sim_uq_ctl at offset @ring_size. USERMODE needs
+ *	the struct up to @mmap_offset (-EINVAL with an older, shorter one).
+ *	A user-mode queue is fed through its ring only: SUBMIT on it fails
+ *	with -EINVAL.
  */
 struct amdqp_sim_create_queue {
 	__u32 gpu_id;
@@ -72,12 +76,17 @@ struct amdqp_sim_create_queue {
  * How the executor reads an AQL kernel-dispatch packet (the HSA layout):
  * the "kernel" is a duration. kernel_object (bytes 32-39) is the run time
  * in ns (1 ns..10 s); the work-group count grid_size_x / workgroup_size_x
- * (bytes 12-15 and 4-5) is the compute slots it occupies, 0 or more than
- * the device has = all of them. Barrier packets complete at once (their
- * dependency signals are the owner's business). A slot whose type is
- * INVALID below the doorbell stalls the queue until it becomes valid, as
- * an AQL packet processor does; any other type stops the queue with
- * @error = -EINVAL. A consumed packet's type is set back to INVALID.
+ * rounded up (bytes 12-15 and 4-5) is the compute slots it occupies, 0
+ * (or a workgroup_size_x of 0) or more than the device has = all of them.
+ * Barrier packets complete at once when they reach the head of the queue
+ * (their dependency signals are the owner's business). Packet i is
+ * ring[i % (ring_size / 64)]; its header is read first, with acquire
+ * semantics, so the owner must store it last, with release semantics. A
+ * slot whose type is INVALID below the doorbell stalls the queue until it
+ * becomes valid, as an AQL packet processor does; any other type, or a
+ * kernel_object out of range, stops the queue for good with
+ * @error = -EINVAL (read_index stays at that packet). A completed
+ * packet's type is set back to INVALID before read_index passes it.
  */
 #define AMDQP_SIM_PKT_KERNEL_OBJECT_OFFSET	32
 #define AMDQP_SIM_PKT_GRID_X_OFFSET		12
@@ -93,14 +102,19 @@ struct amdqp_sim_create_queue {
  *	amd_queue_t has write_dispatch_id and read_dispatch_id)
  * @write_index: the owner's write index; the sim does not trust it
  * @owner1: the owner's
- * @read_index: written by the sim: packets consumed and completed
+ * @read_index: written by the sim (release): packets consumed and
+ *	completed; the owner may reuse slots below it
  * @owner2: the owner's
- * @doorbell: stored by the owner: packets with index < @doorbell are
- *	ready. The executor polls it (sim knob doorbell_poll_us)
+ * @doorbell: stored by the owner (release): packets with index < @doorbell
+ *	are ready. The executor polls it (sim knob doorbell_poll_us) while
+ *	the queue is on the (virtual) hardware, and takes up only packets
+ *	with index < read_index + ring_size / 64 (the slots in use)
  * @completed_ns: written by the sim: CLOCK_MONOTONIC time the last
  *	packet completed
- * @error: written by the sim: 0, or a negative errno that stopped the
- *	queue (-EINVAL: bad packet; -EIO: lost to a device reset)
+ * @error: written by the sim: 0, or a negative errno: -EINVAL, a bad
+ *	packet stopped the queue; -EIO, a device reset threw packets away
+ *	that the device had taken up (they count in @read_index without
+ *	having run; the queue goes on with the next ones)
  * @pad: zero
  * @reserved: zero
  */
@@ -170,8 +184,8 @@ struct amdqp_sim_wait {
  * struct amdqp_sim_query - AMDQP_SIM_IOC_QUERY
  * @gpu_id: device
  * @queue_id: queue (any process's)
- * @rptr: out: items completed
- * @wptr: out: items submitted
+ * @rptr: out: items completed (user-mode queues: packets)
+ * @wptr: out: items submitted (user-mode queues: packets taken up)
  * @busy_ns: out: time an item of this queue was executing
  * @preemptions: out: times in-flight work was preempted (CWSR save)
  * @mapped: out: 1 if on the (virtual) hardware now
@@ -193,12 +207,15 @@ struct amdqp_sim_query {
  * @gpu_id: device
  * @queue_id: queue (created through this fd)
  * @queue_percentage: 0 takes the queue off the hardware, 1..100 puts it
- *	back (as AMDKFD_IOC_UPDATE_QUEUE does on stock amdgpu)
- * @priority: new priority, 0..15
+ *	back (as AMDKFD_IOC_UPDATE_QUEUE does on stock amdgpu); more: -EINVAL
+ * @priority: new priority, 0..15, the one the firmware dispatches with
+ *	(amdqp is not told)
  *
  * The model of what an unpatched KFD offers a process for its own queues:
- * one scheduler update per call (HWS: a whole runlist update), counted in
- * the device's counters, and no amdqp involvement at all.
+ * one scheduler update per call (HWS: a whole runlist update; MES: one
+ * REMOVE_QUEUE or ADD_QUEUE), counted in the device's counters, and no
+ * amdqp involvement at all. A queue is on the hardware only while neither
+ * its owner (this ioctl) nor amdqp (a suspension) keeps it off.
  */
 struct amdqp_sim_update_queue {
 	__u32 gpu_id;
