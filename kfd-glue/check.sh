@@ -8,9 +8,17 @@
 #  - the patched amdgpu.ko builds (or is reused from the cache);
 #  - in the VM: stock DRM deps + patched amdgpu.ko + kmod/amdqp.ko load,
 #    /dev/kfd appears, amdqp binds the kfd backend, bad requests are
-#    rejected, both load/unload orders work (kfd-glue/vmtest/guest.sh).
+#    rejected, both load/unload orders work (kfd-glue/vmtest/guest.sh);
+#  - in the same VM run: Debian's real libhsa-runtime64 (ROCr 5.2.3) starts
+#    on that CPU-only /dev/kfd, loads the tools libraries named in
+#    HSA_TOOLS_LIB and calls their OnLoad with its API table
+#    (libuser/testing/rocr-smoke), and the tagging layer
+#    (libamdqp-preload.so) loaded that way keeps the program working
+#    (kfd-glue/vmtest/rocr.sh).
 #
-# Expects kmod/amdqp.ko to be built already (make modules).
+# Expects kmod/amdqp.ko to be built already (make modules). Builds the
+# userspace programs it needs in $AMDQP_USER_BUILD (default build/user,
+# the tree scripts/check.sh's ctest stage builds).
 # Exit status: 0 when every test passed.
 set -uo pipefail
 
@@ -129,6 +137,51 @@ else
 	kfdtest=
 fi
 
+# --- ROCr smoke programs and the tagging layer (dynamic: run-vm.sh --dyn) --
+# Configured every time: a cache from before rocr-smoke existed would not
+# pick the folder up. The env file names what was built.
+userbuild=${AMDQP_USER_BUILD:-$repo/build/user}
+rocr_env=$userbuild/rocr-smoke.env
+rocr_vm=()
+rocr_runs=0
+rm -f "$rocr_env"
+ROCR_SMOKE='' ROCR_SMOKE_TOOL='' ROCR_SMOKE_PRELOAD=''
+# shellcheck source=/dev/null
+if cmake -S "$repo" -B "$userbuild" -DAMDQP_WERROR=ON >"$tmp/cmake.log" 2>&1 &&
+   [ -f "$rocr_env" ] && . "$rocr_env" &&
+   cmake --build "$userbuild" -j"$(nproc)" \
+	--target amdqp-rocr-smoke amdqp-rocr-smoke-tool >>"$tmp/cmake.log" 2>&1; then
+	# Which runtime the VM gets: ldd's answer is what --dyn carries.
+	rt=$(readlink -f "$(ldd "$ROCR_SMOKE" | awk '/libhsa-runtime64/ { print $3 }')")
+	pkg=$(dpkg -S "$rt" 2>/dev/null | cut -d: -f1)
+	[ -z "$pkg" ] || pkg="$pkg $(dpkg-query -W -f='${Version}' "$pkg")"
+	pass "build rocr-smoke, linked to $rt (${pkg:-no Debian package})"
+	g=/opt/amdqp-rocr
+	rocr_vm=(--dyn "$ROCR_SMOKE:$g/amdqp-rocr-smoke"
+		--dyn "$ROCR_SMOKE_TOOL:$g/libamdqp-rocr-smoke-tool.so"
+		--file "$here/vmtest/rocr.sh:/files/rocr.sh"
+		--env "ROCR_SMOKE=$g/amdqp-rocr-smoke"
+		--env "ROCR_SMOKE_TOOL=$g/libamdqp-rocr-smoke-tool.so"
+		--out-optional "/results/rocr.jsonl:$work/rocr.jsonl")
+	rocr_runs=3
+	if [ -z "$ROCR_SMOKE_PRELOAD" ]; then
+		pass "build libamdqp-preload.so # SKIP not part of the build (libuser/preload)"
+	elif cmake --build "$userbuild" -j"$(nproc)" --target amdqp-preload \
+		>>"$tmp/cmake.log" 2>&1; then
+		pass "build libamdqp-preload.so"
+		rocr_vm+=(--dyn "$ROCR_SMOKE_PRELOAD:$g/libamdqp-preload.so"
+			--env "ROCR_SMOKE_PRELOAD=$g/libamdqp-preload.so")
+		rocr_runs=7
+	else
+		tail -30 "$tmp/cmake.log" >&2
+		fail "build libamdqp-preload.so (cmake --build $userbuild --target amdqp-preload)"
+	fi
+else
+	tail -30 "$tmp/cmake.log" >&2
+	fail "build rocr-smoke in $userbuild (log above; needs libhsa-runtime-dev, nlohmann-json3-dev)"
+fi
+rm -f "$work/rocr.jsonl"
+
 if [ -n "$ko" ] && [ -s "$amdqp" ] && [ -n "$kfdtest" ]; then
 	vmstart=$(date +%s)
 	selftests/vm/run-vm.sh --mem 2048 --timeout "${AMDQP_KFD_VM_TIMEOUT:-900}" \
@@ -136,6 +189,7 @@ if [ -n "$ko" ] && [ -s "$amdqp" ] && [ -n "$kfdtest" ]; then
 		--module-file "$ko" --module-file "$amdqp" \
 		--file "$kfdtest:/files/kfdtest" \
 		--file "$here/vmtest/guest.sh:/files/guest.sh" \
+		"${rocr_vm[@]}" \
 		--out "/results/kfd.tap:$tmp/kfd.tap" \
 		--dmesg "$work/vm-dmesg.txt" \
 		-- sh /files/guest.sh /results/kfd.tap >"$work/vm-console.txt" 2>&1
@@ -150,6 +204,11 @@ if [ -n "$ko" ] && [ -s "$amdqp" ] && [ -n "$kfdtest" ]; then
 	else
 		tail -40 "$work/vm-console.txt" >&2
 		fail "vm: guest produced results (run-vm.sh exit $rc)"
+	fi
+	if [ "$rocr_runs" != 0 ]; then
+		n=$(grep -c '^{' "$work/rocr.jsonl" 2>/dev/null)
+		[ "${n:-0}" = "$rocr_runs" ]
+		result $? "vm: rocr.sh: all $rocr_runs ROCr programs reported (${n:-0}; build/kfd-glue/rocr.jsonl)"
 	fi
 	[ "$rc" = 0 ] || tail -60 "$work/vm-console.txt" >&2
 	result "$rc" "vm: run clean, no oops/BUG/WARNING in dmesg (run-vm.sh exit $rc, $(($(date +%s) - vmstart)) s; log build/kfd-glue/vm-console.txt)"

@@ -38,6 +38,21 @@ Inputs:
                            dependencies (e.g. to load a rebuilt amdgpu.ko)
   --file HOST[:GUEST]      copy a file (default guest path /files/NAME)
   --dir HOSTDIR:GUESTDIR   copy a folder's contents recursively
+  --dyn PATH[:GUEST]       copy a dynamically linked program or shared
+                           library (default guest path: PATH made absolute)
+                           with every library ldd lists for it and the ELF
+                           loader, each at its host path (see below); a
+                           library ldd cannot find is fatal. Repeatable; name
+                           dlopen()ed libraries this way, ldd cannot see them
+  --dyn-dir HOSTDIR:GUESTDIR  --dir, plus the libraries of every ELF program
+                           and shared library in the folder (executable or
+                           named *.so*); libraries not found are warnings
+  --python                 carry a Python 3 interpreter (\$AMDQP_VM_PYTHON,
+                           default /usr/bin/python3) with its standard
+                           library (without test, idlelib, tkinter,
+                           turtledemo, ensurepip, lib2to3, pydoc_data,
+                           config-*, site-packages) and the libraries of its
+                           extension modules; /usr/bin/python3 runs it
   --env NAME=VALUE         export a variable to the guest command
 Outputs:
   --out GUEST:HOST         copy a guest file back to HOST after the command
@@ -61,9 +76,18 @@ Guest environment: / is the initramfs (writable); proc, sysfs, devtmpfs,
 debugfs (/sys/kernel/debug), tracefs (/sys/kernel/tracing), tmpfs /tmp,
 /run and /dev/shm are mounted; users root (0), user (1000) and nobody
 (65534) exist; busybox provides the tools (su, setpriv, timeout, ...).
-Guest binaries must be static (there is no libc in the guest). Guest
-paths for --file/--dir must not be under /tmp, /run, /proc, /sys or /dev
-(they are mounted over).
+Guest paths for --file/--dir/--dyn must not be under /tmp, /run, /proc,
+/sys, /dev (they are mounted over) or /amdqp (the harness's).
+
+Dynamic programs: the guest has no libc of its own, so programs must be
+static unless they come with --dyn, --dyn-dir or --python. Libraries go
+to their host paths (host symlinked folders such as /lib -> usr/lib are
+mirrored), so absolute RUNPATHs of build trees keep working; a library
+whose host path is hidden in the guest (under /tmp, ...) goes to
+/opt/amdqp-vm-libs/HOSTPATH instead. /etc/ld.so.cache is generated
+(ldconfig -r) for the folders that got libraries, so the loader finds
+them by soname too. \$ORIGIN RUNPATHs resolve against the guest path: keep
+a build tree's relative layout (--dyn-dir, or --dyn at the host path).
 
 Exit status: the guest command's status; 1 when it succeeded but the
 kernel log shows an oops/BUG/WARNING/Call Trace/panic/lockup; 124 on
@@ -73,10 +97,12 @@ guest, a missing --out file, QEMU failure).
 Environment knobs: AMDQP_VM_MEM, AMDQP_VM_CPUS, AMDQP_VM_TIMEOUT,
 AMDQP_VM_APPEND (extra cmdline), AMDQP_VM_DMESG_IGNORE (extended regex of
 dmesg lines not to treat as failures), AMDQP_VM_KEEP=1 (keep the work
-folder), AMDQP_VM_QEMU (qemu binary), AMDQP_CACHE (cache folder).
+folder), AMDQP_VM_QEMU (qemu binary), AMDQP_CACHE (cache folder),
+AMDQP_VM_PYTHON (the interpreter --python carries).
 
-Example:
+Examples:
   ${0##*/} --module-file kmod/amdqp.ko --dir selftests/out:/tests -- /tests/run-guest.sh
+  ${0##*/} --dyn build/user/tools/amdqpctl/amdqpctl:/usr/bin/amdqpctl -- amdqpctl --help
 USAGE
 }
 
@@ -100,6 +126,9 @@ stock_full=()
 stock_deps=()
 files=()   # "HOST<TAB>GUEST"
 dirs=()    # "HOST<TAB>GUEST"
+dyns=()    # "HOST<TAB>GUEST" (GUEST empty: the host path)
+dyn_dirs=() # "HOST<TAB>GUEST"
+python=0
 outs=()    # "GUEST<TAB>HOST<TAB>required|optional"
 envs=()
 tab=$'\t'
@@ -158,6 +187,23 @@ while [ $# -gt 0 ]; do
 		esac
 		shift
 		;;
+	--dyn)
+		need_arg "$@"
+		case "$2" in
+		*:/*) dyns+=("${2%:/*}$tab/${2##*:/}") ;;
+		*) dyns+=("$2$tab") ;;
+		esac
+		shift
+		;;
+	--dyn-dir)
+		need_arg "$@"
+		case "$2" in
+		*:/*) dyn_dirs+=("${2%:/*}$tab/${2##*:/}") ;;
+		*) die_usage "--dyn-dir needs HOSTDIR:GUESTDIR" ;;
+		esac
+		shift
+		;;
+	--python) python=1 ;;
 	--out | --out-optional)
 		need_arg "$@"
 		req=required
@@ -348,6 +394,162 @@ for d in "${dirs[@]}"; do
 	mkdir -p "$st$g"
 	cp -a "$h/." "$st$g/"
 done
+# --- dynamic programs: --dyn, --dyn-dir, --python ----------------------------
+# Folders that are real in the base piece: a symlink over one of them in
+# this piece would not replace it when the kernel unpacks the archives.
+declare -A base_dirs=()
+for d in /bin /sbin /usr /usr/bin /usr/sbin /etc /root /home /home/user \
+	/proc /sys /dev /tmp /run /modules /files /amdqp; do
+	base_dirs[$d]=1
+done
+declare -A carried=()  # guest path -> host path
+declare -A lib_dirs=() # guest folders holding libraries, for ld.so.cache
+
+guest_path_hidden() {
+	case "$1" in
+	/tmp | /tmp/* | /run | /run/* | /proc | /proc/* | /sys | /sys/* | /dev | /dev/* | /amdqp | /amdqp/*)
+		return 0
+		;;
+	esac
+	return 1
+}
+
+# stage_dir GUESTDIR: create it in the payload. Where the same path is a
+# symlink on the host (/lib -> usr/lib on merged-/usr systems) the guest
+# gets the symlink too, so that a file has one copy whatever path names it.
+stage_dir() {
+	local p="" c rest="${1#/}" t
+	while [ -n "$rest" ]; do
+		c="${rest%%/*}"
+		if [ "$c" = "$rest" ]; then rest=""; else rest="${rest#*/}"; fi
+		case "$c" in "" | .) continue ;; esac
+		p="$p/$c"
+		if [ -e "$st$p" ] || [ -L "$st$p" ]; then
+			continue
+		fi
+		if [ -z "${base_dirs[$p]:-}" ] && [ -L "$p" ]; then
+			t="$(readlink "$p")"
+			case "$t" in
+			/*) t="$(realpath -s -m --relative-to="$(dirname "$p")" "$t")" ;;
+			esac
+			ln -s "$t" "$st$p"
+			stage_dir "$(realpath -s -m "$(dirname "$p")/$t")"
+		else
+			mkdir "$st$p"
+		fi
+	done
+}
+
+# carry_file HOST GUEST: copy the file's content (symlinks followed)
+carry_file() {
+	[ -z "${carried[$2]:-}" ] || return 0
+	stage_dir "$(dirname "$2")"
+	cp -L --preserve=mode "$1" "$st$2"
+	carried[$2]="$1"
+}
+
+# is_dyn_elf FILE: an ELF executable or shared object (e_type 2 or 3)
+is_dyn_elf() {
+	local h
+	h="$(od -An -tx1 -N18 "$1" 2>/dev/null | tr -d ' \n')"
+	case "$h" in
+	7f454c46????????????????????????0[23]00) return 0 ;;
+	esac
+	return 1
+}
+
+# carry_deps HOSTFILE WHAT strict|lax: carry every library ldd lists for
+# HOSTFILE (the whole closure) and the loader. strict: a library that ldd
+# does not find is a harness error; lax: a warning.
+carry_deps() {
+	local out line lib g m
+	out="$(LC_ALL=C env -u LD_PRELOAD -u LD_AUDIT ldd "$1" 2>&1)" || true
+	case "$out" in
+	*"not a dynamic executable"* | *"statically linked"*) return 0 ;;
+	esac
+	while IFS= read -r line; do
+		case "$line" in
+		*"=> not found"*)
+			m="${line%% =>*}"
+			m="${m#"${m%%[![:space:]]*}"}"
+			[ "$3" = lax ] ||
+				amdqp_die "$2: $1 needs $m, which ldd does not find on the host (LD_LIBRARY_PATH?)"
+			note "warning: $2: $1 needs $m, which ldd does not find on the host; it will not load in the guest"
+			continue
+			;;
+		*"=> /"*) lib="${line#*=> }" ;;
+		[[:space:]]/*) lib="${line#"${line%%/*}"}" ;;
+		*) continue ;;
+		esac
+		lib="${lib%% (0x*}"
+		g="$lib"
+		guest_path_hidden "$g" && g="/opt/amdqp-vm-libs$lib"
+		carry_file "$lib" "$g"
+		lib_dirs[$(dirname "$g")]=1
+	done <<<"$out"
+}
+
+for d in "${dyns[@]}"; do
+	h="${d%%"$tab"*}"
+	g="${d#*"$tab"}"
+	[ -f "$h" ] || amdqp_die "--dyn $h: no such file"
+	[ -n "$g" ] || g="$h"
+	g="$(realpath -s -m "$g")"
+	guest_path_hidden "$g" && die_usage "--dyn $h: guest path '$g' is hidden by a mount in the guest; name one: --dyn $h:/GUESTPATH"
+	check_guest_path "$g"
+	carry_file "$h" "$g"
+	carry_deps "$h" --dyn strict
+done
+for d in "${dyn_dirs[@]}"; do
+	h="${d%%"$tab"*}"
+	g="${d#*"$tab"}"
+	check_guest_path "$g"
+	[ -d "$h" ] || amdqp_die "--dyn-dir $h: no such folder"
+	stage_dir "$g"
+	cp -a "$h/." "$st$g/"
+	while IFS= read -r -d '' f; do
+		is_dyn_elf "$f" && carry_deps "$f" "--dyn-dir $h" lax
+	done < <(find "$h" -type f \( -perm -u+x -o -name '*.so' -o -name '*.so.*' \) -print0)
+done
+if [ "$python" = 1 ]; then
+	py="${AMDQP_VM_PYTHON:-/usr/bin/python3}"
+	command -v "$py" >/dev/null || amdqp_die "--python: $py not found (package python3, or set AMDQP_VM_PYTHON)"
+	# The real interpreter and where its standard library lives
+	mapfile -t pyinfo < <("$py" -I -c 'import os, sys; print(os.path.realpath(sys.executable)); print(os.path.dirname(os.__file__))')
+	[ ${#pyinfo[@]} -eq 2 ] || amdqp_die "--python: $py did not report its paths"
+	pyexe="${pyinfo[0]}"
+	pylib="${pyinfo[1]}"
+	guest_path_hidden "$pyexe" && amdqp_die "--python: $pyexe is under a folder the guest hides"
+	carry_file "$pyexe" "$pyexe"
+	carry_deps "$pyexe" --python strict
+	if [ "$pyexe" != /usr/bin/python3 ]; then
+		stage_dir /usr/bin
+		ln -sfn "$pyexe" "$st/usr/bin/python3"
+	fi
+	stage_dir "$pylib"
+	tar -C "$pylib" -ch --exclude=./test --exclude=./idlelib --exclude=./tkinter \
+		--exclude=./turtledemo --exclude=./ensurepip --exclude=./lib2to3 \
+		--exclude=./pydoc_data --exclude='./config-*' --exclude=./site-packages \
+		--exclude='./lib-dynload/_test*' --exclude='./lib-dynload/_tkinter*' . |
+		tar -C "$st$pylib" -x ||
+		amdqp_die "--python: copying $pylib failed"
+	while IFS= read -r -d '' f; do
+		carry_deps "$f" "--python" lax
+	done < <(find "$st$pylib" -name '*.so' -type f -printf "$pylib/%P\\0")
+fi
+if [ ${#carried[@]} -gt 0 ]; then
+	if [ ${#lib_dirs[@]} -gt 0 ]; then
+		mkdir -p "$st/etc"
+		printf '%s\n' "${!lib_dirs[@]}" | LC_ALL=C sort >"$st/etc/ld.so.conf"
+		ldconfig="$(PATH="$PATH:/sbin:/usr/sbin" command -v ldconfig || true)"
+		if [ -n "$ldconfig" ]; then
+			"$ldconfig" -X -r "$st" || amdqp_die "ldconfig -r $st failed"
+		else
+			note "warning: no ldconfig on the host: the guest loader finds libraries only in its default folders and RUNPATHs"
+		fi
+	fi
+	note "carried ${#carried[@]} files for dynamic programs ($(du -sm "$st" | cut -f1) MiB payload)"
+fi
 : >"$st/amdqp/out.list"
 for o in "${outs[@]}"; do
 	printf '%s\n' "${o%%"$tab"*}" >>"$st/amdqp/out.list"

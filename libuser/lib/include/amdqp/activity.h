@@ -30,32 +30,32 @@
 extern "C" {
 #endif
 
-#define AMDQP_ACT_MAGIC		0x41435451u	/* "QTCA" read as bytes */
-#define AMDQP_ACT_VERSION	1u
-#define AMDQP_ACT_VERSION_MINOR	0u
-#define AMDQP_ACT_DIR		"/dev/shm"
-#define AMDQP_ACT_PREFIX	"amdqp-act."
-#define AMDQP_ACT_PAGE_SIZE	4096u
-#define AMDQP_ACT_MAX_SLOTS	56u
-#define AMDQP_ACT_GROUP_LEN	32u
+#define AMDQP_ACT_MAGIC 0x41435451u /* "QTCA" read as bytes */
+#define AMDQP_ACT_VERSION 1u
+#define AMDQP_ACT_VERSION_MINOR 0u
+#define AMDQP_ACT_DIR "/dev/shm"
+#define AMDQP_ACT_PREFIX "amdqp-act."
+#define AMDQP_ACT_PAGE_SIZE 4096u
+#define AMDQP_ACT_MAX_SLOTS 56u
+#define AMDQP_ACT_GROUP_LEN 32u
 
 /* amdqp_act_header.flags */
-#define AMDQP_ACT_F_COOP	(1u << 0) /* can take its own queues off */
-#define AMDQP_ACT_F_PRELOAD	(1u << 1) /* tagging layer is active */
+#define AMDQP_ACT_F_COOP (1u << 0)    /* can take its own queues off */
+#define AMDQP_ACT_F_PRELOAD (1u << 1) /* tagging layer is active */
 
 /* amdqp_act_header.coop_state */
-#define AMDQP_ACT_COOP_RUNNING	0u	/* queues on the hardware */
-#define AMDQP_ACT_COOP_SUSPENDED 1u	/* queues taken off */
-#define AMDQP_ACT_COOP_FAILED	2u	/* see coop_error */
+#define AMDQP_ACT_COOP_RUNNING 0u   /* queues on the hardware */
+#define AMDQP_ACT_COOP_SUSPENDED 1u /* queues taken off */
+#define AMDQP_ACT_COOP_FAILED 2u    /* see coop_error */
 
 /* amdqp_act_slot.state */
-#define AMDQP_ACT_SLOT_FREE	0u
-#define AMDQP_ACT_SLOT_LIVE	1u
+#define AMDQP_ACT_SLOT_FREE 0u
+#define AMDQP_ACT_SLOT_LIVE 1u
 
 /* amdqp_act_slot.mechanism: what controls this queue */
-#define AMDQP_ACT_MECH_NONE	0u	/* not registered anywhere */
-#define AMDQP_ACT_MECH_AMDQP	1u	/* amdqp.ko knows it (kfd or sim) */
-#define AMDQP_ACT_MECH_COOP	2u	/* only the cooperative fallback */
+#define AMDQP_ACT_MECH_NONE 0u  /* not registered anywhere */
+#define AMDQP_ACT_MECH_AMDQP 1u /* amdqp.ko knows it (kfd or sim) */
+#define AMDQP_ACT_MECH_COOP 2u  /* only the cooperative fallback */
 
 /**
  * struct amdqp_act_slot - one HSA queue of the process (64 bytes)
@@ -75,17 +75,17 @@ extern "C" {
  * @pad: zero
  */
 struct amdqp_act_slot {
-	uint32_t state;
-	uint32_t gpu_id;
-	uint32_t priority;
-	uint32_t mechanism;
-	uint64_t ring_va;
-	uint64_t write_index;
-	uint64_t doorbells;
-	uint64_t last_doorbell_ns;
-	uint64_t read_index_va;
-	uint32_t queue_id;
-	uint32_t pad;
+    uint32_t state;
+    uint32_t gpu_id;
+    uint32_t priority;
+    uint32_t mechanism;
+    uint64_t ring_va;
+    uint64_t write_index;
+    uint64_t doorbells;
+    uint64_t last_doorbell_ns;
+    uint64_t read_index_va;
+    uint32_t queue_id;
+    uint32_t pad;
 };
 
 /**
@@ -120,35 +120,35 @@ struct amdqp_act_slot {
  * @reserved: zero
  */
 struct amdqp_act_header {
-	uint32_t magic;
-	uint32_t version;
-	uint32_t version_minor;
-	uint32_t size;
-	uint32_t slot_size;
-	uint32_t max_slots;
-	uint32_t pid;
-	uint32_t flags;
-	uint64_t start_time;
-	uint32_t priority;
-	uint32_t num_slots;
-	uint64_t hint_begin;
-	uint64_t hint_end;
-	uint64_t hint_last_ns;
-	uint32_t coop_seq;
-	uint32_t coop_suspend;
-	uint32_t coop_state;
-	uint32_t coop_ack_seq;
-	int32_t coop_error;
-	uint32_t pad;
-	uint64_t coop_updates;
-	char group[AMDQP_ACT_GROUP_LEN];
-	uint64_t reserved[47];
+    uint32_t magic;
+    uint32_t version;
+    uint32_t version_minor;
+    uint32_t size;
+    uint32_t slot_size;
+    uint32_t max_slots;
+    uint32_t pid;
+    uint32_t flags;
+    uint64_t start_time;
+    uint32_t priority;
+    uint32_t num_slots;
+    uint64_t hint_begin;
+    uint64_t hint_end;
+    uint64_t hint_last_ns;
+    uint32_t coop_seq;
+    uint32_t coop_suspend;
+    uint32_t coop_state;
+    uint32_t coop_ack_seq;
+    int32_t coop_error;
+    uint32_t pad;
+    uint64_t coop_updates;
+    char group[AMDQP_ACT_GROUP_LEN];
+    uint64_t reserved[47];
 };
 
 /** struct amdqp_act_page - the whole page */
 struct amdqp_act_page {
-	struct amdqp_act_header hdr;
-	struct amdqp_act_slot slots[AMDQP_ACT_MAX_SLOTS];
+    struct amdqp_act_header hdr;
+    struct amdqp_act_slot slots[AMDQP_ACT_MAX_SLOTS];
 };
 
 #ifdef __cplusplus

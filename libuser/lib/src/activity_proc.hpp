@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+//
+// What the activity page's writer and readers learn about a process from
+// /proc: its start time (tells a reused pid apart) and whether it still maps
+// a given file (tells an exec'd image, which lost its mappings, apart).
+#ifndef AMDQP_SRC_ACTIVITY_PROC_HPP
+#define AMDQP_SRC_ACTIVITY_PROC_HPP
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace amdqp::detail {
+
+// Field 22 of /proc/PID/stat (clock ticks after boot); nullopt when the
+// process is gone or the file cannot be parsed. @pid 0: this process.
+std::optional<std::uint64_t> proc_start_time(pid_t pid);
+
+// Parses the text of a /proc/PID/stat file.
+std::optional<std::uint64_t> parse_start_time(std::string_view stat);
+
+// Whether /proc/PID/maps has a mapping of the file (@dev, @ino); nullopt
+// when the maps cannot be read (process gone, no ptrace read access).
+// @pid 0: this process.
+std::optional<bool> proc_maps_file(pid_t pid, dev_t dev, ino_t ino);
+
+// Whether the text of a maps file has a mapping of (@dev, @ino).
+bool maps_text_has_file(std::string_view maps, dev_t dev, ino_t ino);
+
+// Whole contents of a small file (/proc files report size 0); nullopt on
+// error, errno kept.
+std::optional<std::string> read_small_file(const std::string& path);
+
+// $AMDQP_RUNTIME_DIR when set and not empty, else AMDQP_ACT_DIR.
+std::string activity_dir();
+
+// CLOCK_MONOTONIC in ns.
+std::uint64_t monotonic_ns() noexcept;
+
+}  // namespace amdqp::detail
+
+#endif  // AMDQP_SRC_ACTIVITY_PROC_HPP

@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: MIT
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <climits>
+#include <cstddef>
+#include <cstring>
+#include <string_view>
+
+#include <amdqp/activity.hpp>
+
+#include "activity_proc.hpp"
+#include "errors.h"
+
+namespace amdqp::activity {
+
+namespace {
+
+constexpr std::size_t header_bytes = sizeof(amdqp_act_header);
+// A page larger than this is not one (guards the snapshot's allocation).
+constexpr std::uint32_t max_page_bytes = 1u << 20;
+
+[[noreturn]] void fail(Problem problem, const std::string& path, const std::string& what,
+                       int err = 0) {
+    std::string message = "amdqp: activity page " + path + ": " + what;
+    if (err)
+        message += ": " + detail::errno_text(err);
+    throw PageError(problem, message, err);
+}
+
+// amdqp-act.PID -> PID; nullopt for any other name.
+std::optional<pid_t> pid_of_name(std::string_view name) {
+    constexpr std::string_view prefix = AMDQP_ACT_PREFIX;
+    if (name.substr(0, prefix.size()) != prefix)
+        return std::nullopt;
+    std::string_view digits = name.substr(prefix.size());
+    if (digits.empty() || digits.size() > 10 || digits[0] == '0')
+        return std::nullopt;
+    pid_t pid = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
+    if (ec != std::errc() || end != digits.data() + digits.size() || pid <= 0)
+        return std::nullopt;
+    return pid;
+}
+
+std::string_view base_name(std::string_view path) {
+    std::size_t slash = path.rfind('/');
+    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// Reads exactly @len bytes at @off; false on a short read.
+bool pread_all(int fd, void* buf, std::size_t len, off_t off) {
+    auto* p = static_cast<unsigned char*>(buf);
+    while (len) {
+        ssize_t n = ::pread(fd, p, len, off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        p += n;
+        len -= static_cast<std::size_t>(n);
+        off += n;
+    }
+    return true;
+}
+
+bool pwrite_u32(int fd, std::uint32_t value, std::size_t offset) {
+    for (;;) {
+        ssize_t n = ::pwrite(fd, &value, sizeof(value), static_cast<off_t>(offset));
+        if (n < 0 && errno == EINTR)
+            continue;
+        return n == sizeof(value);
+    }
+}
+
+// The checks every reader makes of a header (amdqp/activity.h, ABI rules).
+void check_header(const amdqp_act_header& h, const std::string& path, pid_t pid, off_t file_size) {
+    if (h.magic != AMDQP_ACT_MAGIC)
+        fail(Problem::bad_magic, path, "not an amdqp activity page (magic)");
+    if (h.version != AMDQP_ACT_VERSION)
+        fail(Problem::bad_version, path,
+             "layout version " + std::to_string(h.version) + ", this reader knows " +
+                 std::to_string(AMDQP_ACT_VERSION) + " (update amdqp)");
+    if (h.size < sizeof(amdqp_act_page) || h.size > max_page_bytes ||
+        file_size < static_cast<off_t>(h.size))
+        fail(Problem::too_small, path,
+             "size " + std::to_string(h.size) + " in a file of " + std::to_string(file_size) +
+                 " bytes");
+    if (h.slot_size < sizeof(amdqp_act_slot) || h.max_slots == 0 ||
+        header_bytes + static_cast<std::uint64_t>(h.max_slots) * h.slot_size > h.size ||
+        h.num_slots > h.max_slots)
+        fail(Problem::bad_layout, path, "slot layout out of bounds");
+    if (h.pid != static_cast<std::uint32_t>(pid))
+        fail(Problem::pid_mismatch, path, "written by pid " + std::to_string(h.pid));
+}
+
+long futex(void* addr, int op, std::uint32_t value, const struct timespec* timeout) {
+    return syscall(SYS_futex, addr, op, value, timeout, nullptr, 0);
+}
+
+Slot slot_of(const amdqp_act_slot& s, std::uint32_t index) {
+    Slot out;
+    out.index = index;
+    out.gpu_id = s.gpu_id;
+    out.priority = s.priority;
+    out.mechanism = s.mechanism;
+    out.ring_va = s.ring_va;
+    out.write_index = s.write_index;
+    out.doorbells = s.doorbells;
+    out.last_doorbell_ns = s.last_doorbell_ns;
+    out.read_index_va = s.read_index_va;
+    if (s.queue_id != UINT32_MAX)
+        out.queue_id = s.queue_id;
+    return out;
+}
+
+}  // namespace
+
+std::string default_dir() {
+    return detail::activity_dir();
+}
+
+std::string page_path(pid_t pid, const std::string& dir) {
+    return dir + "/" AMDQP_ACT_PREFIX + std::to_string(pid);
+}
+
+const char* problem_name(Problem problem) noexcept {
+    switch (problem) {
+        case Problem::none:
+            return "none";
+        case Problem::not_a_page:
+            return "not_a_page";
+        case Problem::unreadable:
+            return "unreadable";
+        case Problem::foreign_owner:
+            return "foreign_owner";
+        case Problem::too_small:
+            return "too_small";
+        case Problem::bad_magic:
+            return "bad_magic";
+        case Problem::bad_version:
+            return "bad_version";
+        case Problem::bad_layout:
+            return "bad_layout";
+        case Problem::pid_mismatch:
+            return "pid_mismatch";
+        case Problem::dead:
+            return "dead";
+        case Problem::pid_reused:
+            return "pid_reused";
+        case Problem::replaced:
+            return "replaced";
+    }
+    return "unknown";
+}
+
+PageError::PageError(Problem problem, const std::string& message, int sys_errno)
+    : Error(problem == Problem::unreadable && (sys_errno == EACCES || sys_errno == EPERM)
+                ? errc::permission
+                : errc::system,
+            message, sys_errno),
+      problem_(problem) {}
+
+Page Page::open(pid_t pid, Access access, const std::string& dir) {
+    return open_path(page_path(pid, dir), access);
+}
+
+Page Page::open_path(const std::string& path, Access access) {
+    std::optional<pid_t> pid = pid_of_name(base_name(path));
+    if (!pid)
+        fail(Problem::not_a_page, path, "name is not " AMDQP_ACT_PREFIX "PID");
+    int flags = (access == Access::control ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW;
+    int fd = ::open(path.c_str(), flags);
+    if (fd < 0) {
+        int err = errno;
+        fail(err == ENOENT || err == ELOOP ? Problem::not_a_page : Problem::unreadable, path,
+             "cannot open", err);
+    }
+    try {
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+            fail(Problem::unreadable, path, "fstat", errno);
+        if (!S_ISREG(st.st_mode))
+            fail(Problem::not_a_page, path, "not a regular file");
+        // The process's user owns its page; a file under its pid owned by
+        // someone else is an impostor. (A dead process has no /proc entry:
+        // liveness() reports that.)
+        struct stat proc;
+        if (::stat(("/proc/" + std::to_string(*pid)).c_str(), &proc) == 0 &&
+            proc.st_uid != st.st_uid)
+            fail(Problem::foreign_owner, path,
+                 "owned by uid " + std::to_string(st.st_uid) + ", the process runs as uid " +
+                     std::to_string(proc.st_uid));
+        amdqp_act_header h;
+        if (st.st_size < static_cast<off_t>(header_bytes) || !pread_all(fd, &h, sizeof(h), 0))
+            fail(Problem::too_small, path, "shorter than the header");
+        check_header(h, path, *pid, st.st_size);
+        return Page(path, *pid, fd, h.start_time, st.st_dev, st.st_ino, access);
+    } catch (...) {
+        ::close(fd);
+        throw;
+    }
+}
+
+Page::Page(std::string path, pid_t pid, int fd, std::uint64_t start_time, dev_t dev, ino_t ino,
+           Access access)
+    : path_(std::move(path)),
+      pid_(pid),
+      fd_(fd),
+      start_time_(start_time),
+      dev_(dev),
+      ino_(ino),
+      access_(access) {}
+
+Page::Page(Page&& other) noexcept
+    : path_(std::move(other.path_)),
+      pid_(other.pid_),
+      fd_(std::exchange(other.fd_, -1)),
+      map_(std::exchange(other.map_, nullptr)),
+      start_time_(other.start_time_),
+      dev_(other.dev_),
+      ino_(other.ino_),
+      access_(other.access_) {}
+
+Page& Page::operator=(Page&& other) noexcept {
+    if (this != &other) {
+        reset();
+        path_ = std::move(other.path_);
+        pid_ = other.pid_;
+        fd_ = std::exchange(other.fd_, -1);
+        map_ = std::exchange(other.map_, nullptr);
+        start_time_ = other.start_time_;
+        dev_ = other.dev_;
+        ino_ = other.ino_;
+        access_ = other.access_;
+    }
+    return *this;
+}
+
+Page::~Page() {
+    reset();
+}
+
+void Page::reset() noexcept {
+    if (map_)
+        munmap(map_, sizeof(amdqp_act_page));
+    if (fd_ >= 0)
+        ::close(fd_);
+    map_ = nullptr;
+    fd_ = -1;
+}
+
+Problem Page::liveness() const {
+    std::optional<std::uint64_t> start = detail::proc_start_time(pid_);
+    if (!start)
+        return Problem::dead;
+    // 0: the writer could not read its own start time; nothing to compare.
+    if (start_time_ != 0 && *start != start_time_)
+        return Problem::pid_reused;
+    // Unknown (no ptrace read access to the maps) counts as alive.
+    if (detail::proc_maps_file(pid_, dev_, ino_) == false)
+        return Problem::replaced;
+    return Problem::none;
+}
+
+void Page::read_header(amdqp_act_header& out) const {
+    struct stat st;
+    if (fstat(fd_, &st) < 0)
+        fail(Problem::unreadable, path_, "fstat", errno);
+    if (!pread_all(fd_, &out, sizeof(out), 0))
+        fail(Problem::too_small, path_, "truncated");
+    check_header(out, path_, pid_, st.st_size);
+}
+
+Snapshot Page::snapshot() const {
+    Snapshot snap;
+    read_header(snap.header);
+    const amdqp_act_header& h = snap.header;
+    std::vector<unsigned char> buf(h.size);
+    if (!pread_all(fd_, buf.data(), buf.size(), 0))
+        fail(Problem::too_small, path_, "truncated");
+    // The header again from the same read, so slots and header agree.
+    std::memcpy(&snap.header, buf.data(), sizeof(snap.header));
+    check_header(snap.header, path_, pid_, static_cast<off_t>(buf.size()));
+    for (std::uint32_t i = 0; i < h.num_slots; i++) {
+        amdqp_act_slot s;
+        std::memcpy(&s, buf.data() + header_bytes + static_cast<std::size_t>(i) * h.slot_size,
+                    sizeof(s));
+        if (s.state == AMDQP_ACT_SLOT_LIVE)
+            snap.slots.push_back(slot_of(s, i));
+    }
+    return snap;
+}
+
+std::optional<std::uint64_t> Page::read_index(const Slot& slot) const {
+    if (!slot.read_index_va)
+        return std::nullopt;
+    std::uint64_t value = 0;
+    struct iovec local = {&value, sizeof(value)};
+    struct iovec remote = {reinterpret_cast<void*>(slot.read_index_va), sizeof(value)};
+    if (process_vm_readv(pid_, &local, 1, &remote, 1, 0) != sizeof(value))
+        return std::nullopt;
+    return value;
+}
+
+CoopResult Page::request_coop(bool suspend, std::chrono::milliseconds timeout) {
+    if (access_ != Access::control)
+        throw Error(errc::invalid, "amdqp: activity page " + path_ +
+                                       " was opened read-only: open it with "
+                                       "Page::Access::control to send cooperative requests");
+    using clock = std::chrono::steady_clock;
+    const auto start = clock::now();
+    const auto deadline = start + timeout;
+
+    amdqp_act_header h;
+    read_header(h);
+    CoopResult result;
+    result.seq = h.coop_seq + 1;
+    // coop_suspend before coop_seq: the process reads the number, then the
+    // request it stands for.
+    if (!pwrite_u32(fd_, suspend ? 1 : 0, offsetof(amdqp_act_header, coop_suspend)) ||
+        !pwrite_u32(fd_, result.seq, offsetof(amdqp_act_header, coop_seq)))
+        fail(Problem::unreadable, path_, "cannot write the request", errno);
+    if (!map_) {
+        // Mapped only now: a futex needs an address, and a mapping held by
+        // every reader would make its owner look alive to liveness checks
+        // that run in the same process.
+        void* map = mmap(nullptr, sizeof(amdqp_act_page), PROT_READ, MAP_SHARED, fd_, 0);
+        if (map == MAP_FAILED)
+            fail(Problem::unreadable, path_, "mmap", errno);
+        map_ = map;
+    }
+    auto* base = static_cast<unsigned char*>(map_);
+    futex(base + offsetof(amdqp_act_header, coop_seq), FUTEX_WAKE, INT_MAX, nullptr);
+
+    void* ack_addr = base + offsetof(amdqp_act_header, coop_ack_seq);
+    for (;;) {
+        read_header(h);
+        result.state = h.coop_state;
+        result.error = h.coop_error;
+        result.updates = h.coop_updates;
+        if (h.coop_ack_seq == result.seq) {
+            result.acked = true;
+            break;
+        }
+        auto now = clock::now();
+        if (now >= deadline)
+            break;
+        auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - now);
+        struct timespec ts = {static_cast<time_t>(left.count() / 1000000000),
+                              static_cast<long>(left.count() % 1000000000)};
+        // The kernel compares the value itself, so an ack that lands between
+        // the read above and this wait ends it at once.
+        if (futex(ack_addr, FUTEX_WAIT, h.coop_ack_seq, &ts) < 0 && errno == EFAULT)
+            fail(Problem::too_small, path_, "truncated while waiting for the ack");
+    }
+    result.waited = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start);
+    return result;
+}
+
+ScanResult scan(const ScanOptions& options) {
+    ScanResult result;
+    DIR* dir = opendir(options.dir.c_str());
+    if (!dir)
+        return result;
+    std::vector<std::string> names;
+    while (struct dirent* e = readdir(dir)) {
+        if (pid_of_name(e->d_name))
+            names.emplace_back(e->d_name);
+    }
+    closedir(dir);
+
+    auto drop = [&](const std::string& path) {
+        if (options.drop_stale && ::unlink(path.c_str()) == 0)
+            result.dropped++;
+    };
+    for (const std::string& name : names) {
+        std::string path = options.dir + "/" + name;
+        pid_t pid = *pid_of_name(name);
+        try {
+            Page page = Page::open_path(path, options.access);
+            Problem alive = page.liveness();
+            if (alive != Problem::none) {
+                result.skipped.emplace_back(path, alive);
+                drop(path);
+                continue;
+            }
+            result.pages.push_back(std::move(page));
+        } catch (const PageError& e) {
+            result.skipped.emplace_back(path, e.problem());
+            // A malformed page of a live process may be one being made
+            // right now: only a dead owner's file is stale for sure.
+            if (e.problem() != Problem::not_a_page && e.problem() != Problem::foreign_owner &&
+                !detail::proc_start_time(pid))
+                drop(path);
+        }
+    }
+    return result;
+}
+
+}  // namespace amdqp::activity

@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: MIT
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <utility>
+
+#include <amdqp/amdqp.hpp>
+
+#include "errors.h"
+
+namespace amdqp {
+
+namespace {
+
+// The list ioctls report how many entries exist; lists that keep growing
+// between calls get this many tries before the last snapshot is returned.
+constexpr int kListAttempts = 8;
+
+std::uint64_t user_ptr(const void* p) {
+    return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p));
+}
+
+DeviceInfo to_device_info(const amdqp_device_info& d) {
+    DeviceInfo out;
+    out.gpu_id = d.gpu_id;
+    out.backend = d.backend;
+    out.sched_mode = d.sched_mode;
+    out.num_xcc = d.num_xcc;
+    out.num_queues = d.num_queues;
+    out.num_suspended = d.num_suspended;
+    out.sched_updates = d.sched_updates;
+    out.unmap_packets = d.unmap_packets;
+    out.map_packets = d.map_packets;
+    out.preemptions = d.preemptions;
+    out.preempt_failures = d.preempt_failures;
+    out.resets = d.resets;
+    return out;
+}
+
+QueueInfo to_queue_info(const amdqp_queue_info& q) {
+    QueueInfo out;
+    out.pid = q.pid;
+    out.uid = q.uid;
+    out.gpu_id = q.gpu_id;
+    out.queue_id = q.queue_id;
+    out.ring_va = q.ring_va;
+    out.ring_size = q.ring_size;
+    out.priority = q.priority;
+    out.state = q.state;
+    out.holders = q.holders;
+    out.backend = q.backend;
+    out.suspend_count = q.suspend_count;
+    out.suspended_ns = q.suspended_ns;
+    out.busy_ns = q.busy_ns;
+    out.submitted = q.submitted;
+    out.completed = q.completed;
+    out.created_ns = q.created_ns;
+    return out;
+}
+
+amdqp_queue_ref to_uapi_ref(const QueueRef& r) {
+    amdqp_queue_ref out{};
+    out.pid = r.pid;
+    if (r.by_ring) {
+        out.flags = AMDQP_REF_BY_RING;
+        out.ring_va = r.ring_va;
+    } else {
+        out.gpu_id = r.gpu_id;
+        out.queue_id = r.queue_id;
+    }
+    return out;
+}
+
+std::string join_ids(const std::vector<DeviceInfo>& devices) {
+    std::string out;
+    for (const auto& d : devices)
+        out += (out.empty() ? "" : ", ") + std::to_string(d.gpu_id);
+    return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+std::string default_device_path() {
+    const char* env = std::getenv("AMDQP_DEVICE");
+    return (env && *env) ? env : "/dev/amdqp";
+}
+
+Device::Device(std::shared_ptr<Sys> sys, std::string path, int fd)
+    : sys_(std::move(sys)), path_(std::move(path)), fd_(fd) {}
+
+Device Device::open(const std::string& path, std::shared_ptr<Sys> sys) {
+    return open_flags(path, std::move(sys), O_RDWR | O_CLOEXEC);
+}
+
+Device Device::open_flags(const std::string& path, std::shared_ptr<Sys> sys, int flags) {
+    if (!sys)
+        sys = real_sys();
+    const int fd = sys->open(path.c_str(), flags);
+    if (fd < 0)
+        throw detail::open_error(path, -fd);
+    Device dev(std::move(sys), path, fd);
+    // The major is checked before anything else is asked: a library must
+    // not guess at the layout of another ABI.
+    const Version v = dev.version();
+    if (v.abi_major != AMDQP_VERSION_MAJOR)
+        throw Error(errc::abi_mismatch,
+                    "amdqp: the kernel module speaks ABI " + std::to_string(v.abi_major) + "." +
+                        std::to_string(v.abi_minor) +
+                        " but libamdqp " AMDQP_LIBRARY_VERSION " speaks " +
+                        std::to_string(AMDQP_VERSION_MAJOR) +
+                        ".x: install matching versions of amdqp.ko and libamdqp",
+                    0);
+    if (v.max_batch)
+        dev.max_batch_ = v.max_batch;
+    return dev;
+}
+
+Device::Device(Device&& other) noexcept
+    : sys_(std::move(other.sys_)),
+      path_(std::move(other.path_)),
+      fd_(std::exchange(other.fd_, -1)),
+      max_batch_(other.max_batch_) {}
+
+Device& Device::operator=(Device&& other) noexcept {
+    if (this != &other) {
+        close_fd();
+        sys_ = std::move(other.sys_);
+        path_ = std::move(other.path_);
+        fd_ = std::exchange(other.fd_, -1);
+        max_batch_ = other.max_batch_;
+    }
+    return *this;
+}
+
+Device::~Device() {
+    close_fd();
+}
+
+void Device::close_fd() noexcept {
+    if (fd_ >= 0 && sys_)
+        sys_->close(fd_);
+    fd_ = -1;
+}
+
+void Device::fail(const char* what, int err) const {
+    throw detail::call_error(what, err);
+}
+
+Version Device::version() {
+    amdqp_version v{};
+    const int r = sys_->ioctl(fd_, AMDQP_IOC_GET_VERSION, &v);
+    if (r == -ENOTTY || r == -EINVAL)
+        throw Error(errc::abi_mismatch,
+                    "amdqp: " + path_ +
+                        " is not an amdqp device (it does not answer AMDQP_IOC_GET_VERSION): "
+                        "point $AMDQP_DEVICE at /dev/amdqp, or unset it",
+                    -r);
+    if (r < 0)
+        fail("get version", -r);
+    Version out;
+    out.abi_major = v.major;
+    out.abi_minor = v.minor;
+    out.backends = v.backends;
+    out.num_devices = v.num_devices;
+    out.max_batch = v.max_batch;
+    out.priority_max = v.priority_max;
+    out.features = v.features;
+    return out;
+}
+
+std::vector<DeviceInfo> Device::devices() {
+    std::vector<amdqp_device_info> buf(8);
+    amdqp_list_devices req{};
+    for (int attempt = 1;; attempt++) {
+        req = {};
+        req.devices = user_ptr(buf.data());
+        req.count = static_cast<std::uint32_t>(buf.size());
+        req.info_size = sizeof(amdqp_device_info);
+        const int r = sys_->ioctl(fd_, AMDQP_IOC_LIST_DEVICES, &req);
+        if (r < 0)
+            fail("list devices", -r);
+        // Done when it fit, when the kernel wrote less than we had room for
+        // (its own per-call cap), or when it keeps growing.
+        if (req.count <= buf.size() || req.filled < buf.size() || attempt == kListAttempts)
+            break;
+        buf.assign(req.count + req.count / 4 + 4, amdqp_device_info{});
+    }
+    std::vector<DeviceInfo> out;
+    const std::size_t n = std::min<std::size_t>(req.filled, buf.size());
+    out.reserve(n);
+    for (std::size_t i = 0; i < n; i++)
+        out.push_back(to_device_info(buf[i]));
+    return out;
+}
+
+std::vector<QueueInfo> Device::queues(std::uint32_t gpu_id, std::uint32_t pid) {
+    std::vector<amdqp_queue_info> buf(64);
+    amdqp_list_queues req{};
+    for (int attempt = 1;; attempt++) {
+        req = {};
+        req.queues = user_ptr(buf.data());
+        req.count = static_cast<std::uint32_t>(buf.size());
+        req.info_size = sizeof(amdqp_queue_info);
+        req.gpu_id = gpu_id;
+        req.pid = pid;
+        const int r = sys_->ioctl(fd_, AMDQP_IOC_LIST_QUEUES, &req);
+        if (r < 0) {
+            if (r == -EINVAL && pid)
+                throw Error(errc::invalid,
+                            "amdqp: list queues: pid " + std::to_string(pid) + " is out of range",
+                            EINVAL);
+            fail("list queues", -r);
+        }
+        if (req.count <= buf.size() || req.filled < buf.size() || attempt == kListAttempts)
+            break;
+        buf.assign(req.count + req.count / 4 + 16, amdqp_queue_info{});
+    }
+    std::vector<QueueInfo> out;
+    const std::size_t n = std::min<std::size_t>(req.filled, buf.size());
+    out.reserve(n);
+    for (std::size_t i = 0; i < n; i++)
+        out.push_back(to_queue_info(buf[i]));
+    return out;
+}
+
+std::optional<QueueInfo> Device::find_queue(std::uint32_t pid, std::uint64_t ring_va) {
+    for (const auto& q : queues(0, pid))
+        if (q.ring_va == ring_va && (pid == 0 || q.pid == pid))
+            return q;
+    return std::nullopt;
+}
+
+std::optional<QueueInfo> Device::find_queue(std::uint32_t pid, std::uint32_t gpu_id,
+                                            std::uint32_t queue_id) {
+    for (const auto& q : queues(gpu_id, pid))
+        if (q.gpu_id == gpu_id && q.queue_id == queue_id && (pid == 0 || q.pid == pid))
+            return q;
+    return std::nullopt;
+}
+
+std::uint32_t Device::set_priority(const QueueRef& ref, int priority) {
+    if (priority < priority_min || priority > priority_max)
+        throw Error(errc::invalid,
+                    "amdqp: priority " + std::to_string(priority) +
+                        " is out of range: use 0..15, or high (12), normal (7), low (2)",
+                    EINVAL);
+    amdqp_set_priority req{};
+    req.ref = to_uapi_ref(ref);
+    req.priority = static_cast<std::uint32_t>(priority);
+    const int r = sys_->ioctl(fd_, AMDQP_IOC_SET_PRIORITY, &req);
+    if (r >= 0)
+        return req.ref.state;
+    const std::string what =
+        "cannot set the priority of " + to_string(ref) + " to " + priority_name(priority);
+    switch (-r) {
+        case EPERM:
+        case EACCES:
+            throw Error(errc::permission,
+                        "amdqp: " + what +
+                            ": raising a priority, or changing another user's queue, needs "
+                            "CAP_SYS_NICE (run it as root, or grant the program cap_sys_nice)",
+                        -r);
+        case EINVAL:
+            throw Error(errc::invalid, "amdqp: " + what + ": invalid queue reference (pid 0?)", -r);
+        default:
+            fail(what.c_str(), -r);
+    }
+}
+
+BatchResult Device::batch(unsigned long request, std::span<const QueueRef> refs,
+                          std::uint32_t grace_us) {
+    const bool suspending = request == AMDQP_IOC_SUSPEND;
+    BatchResult out;
+    out.entries.reserve(refs.size());
+    std::vector<amdqp_queue_ref> chunk;
+    for (std::size_t start = 0; start < refs.size(); start += max_batch_) {
+        const std::size_t n = std::min<std::size_t>(max_batch_, refs.size() - start);
+        chunk.clear();
+        for (std::size_t i = 0; i < n; i++)
+            chunk.push_back(to_uapi_ref(refs[start + i]));
+        amdqp_batch b{};
+        b.refs = user_ptr(chunk.data());
+        b.count = static_cast<std::uint32_t>(n);
+        b.ref_size = sizeof(amdqp_queue_ref);
+        b.grace_us = suspending ? grace_us : 0;
+        const int r = sys_->ioctl(fd_, request, &b);
+        if (r < 0)
+            fail(suspending ? "suspend" : "resume", -r);
+        for (std::size_t i = 0; i < n; i++)
+            out.entries.push_back({refs[start + i], chunk[i].result, chunk[i].state});
+        out.done += b.done;
+        out.latency_ns += b.latency_ns;
+    }
+    return out;
+}
+
+BatchResult Device::suspend(std::span<const QueueRef> refs, std::uint32_t grace_us) {
+    return batch(AMDQP_IOC_SUSPEND, refs, grace_us);
+}
+
+BatchResult Device::resume(std::span<const QueueRef> refs) {
+    return batch(AMDQP_IOC_RESUME, refs, 0);
+}
+
+GpuSetResult Device::gpu_set(unsigned long request, std::span<const std::uint32_t> gpu_ids,
+                             int priority, std::uint32_t grace_us) {
+    const bool suspending = request == AMDQP_IOC_SUSPEND_BELOW;
+    const char* what = suspending ? "suspend below" : "resume all";
+    if (gpu_ids.size() > max_batch_)
+        throw Error(errc::invalid,
+                    std::string("amdqp: ") + what + ": at most " + std::to_string(max_batch_) +
+                        " GPUs per call (pass none for every GPU)",
+                    EINVAL);
+    amdqp_gpu_set s{};
+    s.gpu_ids = gpu_ids.empty() ? 0 : user_ptr(gpu_ids.data());
+    s.num_gpus = static_cast<std::uint32_t>(gpu_ids.size());
+    s.priority = static_cast<std::uint32_t>(priority);
+    s.grace_us = grace_us;
+    const int r = sys_->ioctl(fd_, request, &s);
+    if (r == -ENODEV) {
+        // Name the id the caller got wrong, and the ones that exist.
+        std::vector<DeviceInfo> known;
+        try {
+            known = devices();
+        } catch (const Error&) {
+        }
+        std::string unknown;
+        for (std::uint32_t id : gpu_ids) {
+            const bool found = std::any_of(known.begin(), known.end(),
+                                           [id](const DeviceInfo& d) { return d.gpu_id == id; });
+            if (!found)
+                unknown += (unknown.empty() ? "" : ", ") + std::to_string(id);
+        }
+        throw Error(errc::no_gpu,
+                    std::string("amdqp: ") + what + ": unknown GPU id " +
+                        (unknown.empty() ? "(it went away)" : unknown) +
+                        " (GPUs: " + join_ids(known) + "; see amdqpctl list)",
+                    ENODEV);
+    }
+    if (r < 0)
+        fail(what, -r);
+    return {s.affected, s.skipped, s.latency_ns};
+}
+
+GpuSetResult Device::suspend_below(std::span<const std::uint32_t> gpu_ids, int priority,
+                                   std::uint32_t grace_us) {
+    if (priority < priority_min || priority > priority_max + 1)
+        throw Error(errc::invalid,
+                    "amdqp: suspend below: priority " + std::to_string(priority) +
+                        " is out of range: use 0..16 (16 suspends every priority)",
+                    EINVAL);
+    return gpu_set(AMDQP_IOC_SUSPEND_BELOW, gpu_ids, priority, grace_us);
+}
+
+GpuSetResult Device::resume_all(std::span<const std::uint32_t> gpu_ids) {
+    return gpu_set(AMDQP_IOC_RESUME_ALL, gpu_ids, 0, 0);
+}
+
+void Device::set_event_mask(std::uint64_t mask) {
+    amdqp_event_mask m{};
+    m.mask = mask;
+    const int r = sys_->ioctl(fd_, AMDQP_IOC_SET_EVENT_MASK, &m);
+    if (r == -EINVAL)
+        throw Error(errc::invalid,
+                    "amdqp: event mask has bits this kernel does not know (newest type " +
+                        std::to_string(AMDQP_EVENT_MAX) + " in libamdqp's ABI)",
+                    EINVAL);
+    if (r < 0)
+        fail("set event mask", -r);
+}
+
+EventReader Device::events(std::uint64_t mask) {
+    return EventReader(open_flags(path_, sys_, O_RDWR | O_CLOEXEC | O_NONBLOCK), mask);
+}
+
+}  // namespace amdqp

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+//
+// The activity page is an ABI between processes built at different times:
+// its layout is pinned here, field by field. A change that moves anything
+// fails to compile.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstring>
+
+#include <amdqp/activity.h>
+
+namespace {
+
+#define AT(type, field, offset) \
+    static_assert(offsetof(type, field) == (offset), #type "." #field " moved")
+
+AT(amdqp_act_slot, state, 0);
+AT(amdqp_act_slot, gpu_id, 4);
+AT(amdqp_act_slot, priority, 8);
+AT(amdqp_act_slot, mechanism, 12);
+AT(amdqp_act_slot, ring_va, 16);
+AT(amdqp_act_slot, write_index, 24);
+AT(amdqp_act_slot, doorbells, 32);
+AT(amdqp_act_slot, last_doorbell_ns, 40);
+AT(amdqp_act_slot, read_index_va, 48);
+AT(amdqp_act_slot, queue_id, 56);
+AT(amdqp_act_slot, pad, 60);
+static_assert(sizeof(amdqp_act_slot) == 64);
+
+AT(amdqp_act_header, magic, 0);
+AT(amdqp_act_header, version, 4);
+AT(amdqp_act_header, version_minor, 8);
+AT(amdqp_act_header, size, 12);
+AT(amdqp_act_header, slot_size, 16);
+AT(amdqp_act_header, max_slots, 20);
+AT(amdqp_act_header, pid, 24);
+AT(amdqp_act_header, flags, 28);
+AT(amdqp_act_header, start_time, 32);
+AT(amdqp_act_header, priority, 40);
+AT(amdqp_act_header, num_slots, 44);
+AT(amdqp_act_header, hint_begin, 48);
+AT(amdqp_act_header, hint_end, 56);
+AT(amdqp_act_header, hint_last_ns, 64);
+AT(amdqp_act_header, coop_seq, 72);
+AT(amdqp_act_header, coop_suspend, 76);
+AT(amdqp_act_header, coop_state, 80);
+AT(amdqp_act_header, coop_ack_seq, 84);
+AT(amdqp_act_header, coop_error, 88);
+AT(amdqp_act_header, pad, 92);
+AT(amdqp_act_header, coop_updates, 96);
+AT(amdqp_act_header, group, 104);
+AT(amdqp_act_header, reserved, 136);
+static_assert(sizeof(amdqp_act_header) == 512);
+
+AT(amdqp_act_page, hdr, 0);
+AT(amdqp_act_page, slots, 512);
+static_assert(sizeof(amdqp_act_page) == AMDQP_ACT_PAGE_SIZE);
+static_assert(sizeof(amdqp_act_header) + AMDQP_ACT_MAX_SLOTS * sizeof(amdqp_act_slot) ==
+              AMDQP_ACT_PAGE_SIZE);
+
+// Every 64-bit field is naturally aligned, so one store writes it whole and
+// a futex can wait on the 32-bit sequence numbers.
+static_assert(offsetof(amdqp_act_header, start_time) % 8 == 0);
+static_assert(offsetof(amdqp_act_header, coop_updates) % 8 == 0);
+static_assert(offsetof(amdqp_act_header, coop_seq) % 4 == 0);
+static_assert(alignof(amdqp_act_page) == 8);
+
+#undef AT
+
+TEST(ActivityAbi, ConstantsThatReadersDependOn) {
+    // "QTCA" read as little-endian bytes: a hexdump of a page starts with it.
+    const unsigned char bytes[4] = {'Q', 'T', 'C', 'A'};
+    std::uint32_t magic;
+    std::memcpy(&magic, bytes, 4);
+    EXPECT_EQ(magic, AMDQP_ACT_MAGIC);
+    EXPECT_EQ(AMDQP_ACT_VERSION, 1u);
+    EXPECT_STREQ(AMDQP_ACT_DIR, "/dev/shm");
+    EXPECT_STREQ(AMDQP_ACT_PREFIX, "amdqp-act.");
+    EXPECT_EQ(AMDQP_ACT_SLOT_FREE, 0u);  // a zero-filled page has no live slot
+    EXPECT_EQ(AMDQP_ACT_COOP_RUNNING, 0u);
+    EXPECT_EQ(AMDQP_ACT_MECH_NONE, 0u);
+}
+
+}  // namespace

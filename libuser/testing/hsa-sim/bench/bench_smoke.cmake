@@ -1,0 +1,21 @@
+# SPDX-License-Identifier: MIT
+# Runs the tagging benchmark briefly and checks its JSON.
+file(REMOVE ${OUT})
+execute_process(COMMAND ${BENCH} --tool ${TOOL} --out ${OUT} --submissions 20000
+                RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "hsasim_bench_tagging exited with ${rc}")
+endif()
+file(READ ${OUT} json)
+foreach(key median_ns_added p99_ns_added submissions)
+  string(JSON value ERROR_VARIABLE err GET "${json}" ${key})
+  if(err)
+    message(FATAL_ERROR "${OUT}: no ${key}: ${json}")
+  endif()
+endforeach()
+string(JSON n GET "${json}" submissions)
+string(JSON intercepted GET "${json}" doorbell_intercepted)
+if(n LESS 20000 OR NOT intercepted STREQUAL "ON")
+  message(FATAL_ERROR "unexpected result: ${json}")
+endif()
+message(STATUS "${json}")

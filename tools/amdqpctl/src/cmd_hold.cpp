@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: MIT
+//
+// suspend and resume. amdqp.ko ties a suspension to the file descriptor
+// that asked for it, so `suspend` holds /dev/amdqp open for as long as it
+// runs; the cooperative fallback has no such tie, so `suspend` sends the
+// matching "put them back" request itself when it stops.
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "commands.hpp"
+#include "exit_status.hpp"
+#include "inventory.hpp"
+#include "json_util.hpp"
+#include "names.hpp"
+#include "process_info.hpp"
+#include "queue_ref.hpp"
+
+namespace amdqpctl {
+
+namespace act = amdqp::activity;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr int suspend_all_priorities = AMDQP_PRIO_ALL;
+
+int worse(int a, int b) {
+    if (a == exit_permission || b == exit_permission)
+        return exit_permission;
+    return std::max(a, b);
+}
+
+struct Target {
+    // amdqp.ko's queues, by reference.
+    std::vector<amdqp::QueueRef> refs;
+    // Processes reached through their page (cooperative mechanism).
+    std::vector<std::uint32_t> coop_pids;
+    bool below = false;
+    int below_priority = 0;
+    std::vector<std::uint32_t> gpus;
+};
+
+int parse_below(const std::string& text) {
+    if (text == "all" || text == "16")
+        return suspend_all_priorities;
+    if (auto p = amdqp::try_parse_priority(text))
+        return *p;
+    throw UsageError("unknown priority '" + text +
+                     "' for --below: use high, normal, low, 0..15, or all (every priority)");
+}
+
+bool has_coop_slot(const TaggedProcess& t) {
+    for (const auto& s : t.snap.slots)
+        if (s.mechanism == AMDQP_ACT_MECH_COOP)
+            return true;
+    return false;
+}
+
+// A process qualifies for a cooperative --below when it has cooperative
+// queues on the GPUs and all of them are below the priority: the fallback
+// takes a process's queues off all at once.
+bool coop_below(const TaggedProcess& t, int below, const std::vector<std::uint32_t>& gpus) {
+    bool on_gpus = false;
+    for (const auto& s : t.snap.slots) {
+        if (s.mechanism != AMDQP_ACT_MECH_COOP)
+            continue;
+        if (static_cast<int>(s.priority) >= below)
+            return false;
+        if (gpus.empty() || std::find(gpus.begin(), gpus.end(), s.gpu_id) != gpus.end())
+            on_gpus = true;
+    }
+    return on_gpus;
+}
+
+void add_unique(std::vector<std::uint32_t>& v, std::uint32_t x) {
+    if (std::find(v.begin(), v.end(), x) == v.end())
+        v.push_back(x);
+}
+
+void validate(const HoldOptions& opt, const char* verb) {
+    const bool explicit_targets = !opt.pids.empty() || !opt.queues.empty();
+    if (!explicit_targets && opt.below.empty())
+        throw UsageError(std::string(verb) + ": name what: PID..., --queue REF or --below LEVEL");
+    if (explicit_targets && !opt.below.empty())
+        throw UsageError(std::string(verb) + ": --below does not mix with PIDs or --queue");
+    if (!opt.gpus.empty() && opt.below.empty())
+        throw UsageError(std::string(verb) + ": --gpu goes with --below");
+    if (opt.for_seconds && !(*opt.for_seconds >= 0 && std::isfinite(*opt.for_seconds)))
+        throw UsageError(std::string(verb) + ": --for needs a number of seconds >= 0");
+    if (!(opt.ack_timeout > 0 && std::isfinite(opt.ack_timeout)))
+        throw UsageError(std::string(verb) + ": --ack-timeout needs a number of seconds > 0");
+}
+
+// Works out what the options name. Unknown pids are reported on ctx.err
+// and raise @status.
+Target resolve(const Context& ctx, Sources& src, const HoldOptions& opt, int& status) {
+    Target t;
+    for (const auto& g : opt.gpus) {
+        auto id = parse_u32(g);
+        if (!id || *id == 0)
+            throw UsageError("bad --gpu '" + g + "': a GPU id as amdqpctl list shows it");
+        add_unique(t.gpus, *id);
+    }
+    std::vector<std::uint32_t> pids;
+    for (const auto& p : opt.pids)
+        add_unique(pids, parse_pid(p));
+    std::vector<amdqp::QueueRef> queue_refs;
+    for (const auto& q : opt.queues)
+        queue_refs.push_back(parse_queue_ref(q));
+
+    if (!opt.below.empty()) {
+        t.below = true;
+        t.below_priority = parse_below(opt.below);
+        for (const auto& tp : src.tagged)
+            if (coop_below(tp, t.below_priority, t.gpus))
+                t.coop_pids.push_back(static_cast<std::uint32_t>(tp.page.pid()));
+        if (!src.device && t.coop_pids.empty())
+            src.throw_device_error();
+        return t;
+    }
+
+    for (auto pid : pids) {
+        const TaggedProcess* tp = src.find_tagged(pid);
+        bool found = false;
+        if (src.device) {
+            for (const auto& q : src.device->queues(0, pid)) {
+                t.refs.push_back(amdqp::QueueRef::of(q));
+                found = true;
+            }
+        }
+        if (tp && has_coop_slot(*tp)) {
+            t.coop_pids.push_back(pid);
+            found = true;
+        }
+        if (found)
+            continue;
+        if (!src.device)
+            src.throw_device_error();
+        ctx.err << "amdqpctl: pid " << pid
+                << " has no GPU queues under amdqp and no cooperative ones (see amdqpctl list)\n";
+        status = worse(status, exit_error);
+    }
+    for (const auto& ref : queue_refs) {
+        std::optional<amdqp::QueueInfo> q;
+        if (src.device)
+            q = ref.by_ring ? src.device->find_queue(ref.pid, ref.ring_va)
+                            : src.device->find_queue(ref.pid, ref.gpu_id, ref.queue_id);
+        if (q) {
+            t.refs.push_back(amdqp::QueueRef::of(*q));
+            continue;
+        }
+        // Not amdqp's: a cooperative queue is reached through its process.
+        bool coop = false;
+        if (const TaggedProcess* tp = src.find_tagged(ref.pid)) {
+            for (const auto& s : tp->snap.slots) {
+                if (s.mechanism != AMDQP_ACT_MECH_COOP)
+                    continue;
+                if (ref.by_ring ? s.ring_va == ref.ring_va
+                                : (s.queue_id == ref.queue_id && s.gpu_id == ref.gpu_id))
+                    coop = true;
+            }
+        }
+        if (coop) {
+            add_unique(t.coop_pids, ref.pid);
+            continue;
+        }
+        if (!src.device)
+            src.throw_device_error();
+        ctx.err << "amdqpctl: no queue " << amdqp::to_string(ref) << " (see amdqpctl list)\n";
+        status = worse(status, exit_error);
+    }
+    return t;
+}
+
+std::chrono::milliseconds to_ms(double seconds) {
+    return std::chrono::milliseconds(static_cast<long long>(std::ceil(seconds * 1000.0)));
+}
+
+// A cooperative request's outcome as one line; empty when it did what was
+// asked.
+std::string coop_problem(std::uint32_t pid, const act::CoopResult& r, bool suspend,
+                         double timeout) {
+    if (!r.acked)
+        return "pid " + std::to_string(pid) + " did not acknowledge the cooperative " +
+               (suspend ? "suspend" : "resume") + " request within " + json(timeout).dump() +
+               "s (is it busy starting up, or stopped?)";
+    const std::uint32_t want = suspend ? AMDQP_ACT_COOP_SUSPENDED : AMDQP_ACT_COOP_RUNNING;
+    if (r.state == want)
+        return {};
+    std::string why = r.error ? std::strerror(-r.error) : coop_state_name(r.state);
+    return "pid " + std::to_string(pid) + " could not " +
+           (suspend ? "take its queues off" : "put its queues back") + ": " + why;
+}
+
+struct CoopHold {
+    std::uint32_t pid;
+    act::Page page;
+};
+
+json queue_json(const Context& ctx, const amdqp::QueueInfo& q) {
+    return {{"pid", q.pid},
+            {"comm", or_null(read_process_info(ctx.proc_root, q.pid).comm)},
+            {"gpu", q.gpu_id},
+            {"queue_id", q.queue_id},
+            {"ring_va", hex(q.ring_va)},
+            {"priority", q.priority},
+            {"mechanism", "amdqp"}};
+}
+
+json coop_json(const Context& ctx, std::uint32_t pid, const act::Snapshot& snap) {
+    std::uint32_t n = 0;
+    for (const auto& s : snap.slots)
+        n += s.mechanism == AMDQP_ACT_MECH_COOP;
+    return {{"pid", pid},
+            {"comm", or_null(read_process_info(ctx.proc_root, pid).comm)},
+            {"queues", n},
+            {"priority", snap.header.priority},
+            {"mechanism", "coop"}};
+}
+
+void print_line(const Context& ctx, const char* verb, const json& item) {
+    ctx.out << verb << " pid " << item["pid"].get<std::uint32_t>();
+    if (!item["comm"].is_null())
+        ctx.out << " (" << item["comm"].get<std::string>() << ")";
+    if (item["mechanism"] == "amdqp")
+        ctx.out << " gpu " << item["gpu"].get<std::uint32_t>() << " queue "
+                << item["queue_id"].get<std::uint32_t>() << " priority "
+                << priority_label(item["priority"].get<std::uint32_t>()) << " [amdqp]\n";
+    else
+        ctx.out << ": " << item["queues"].get<std::uint32_t>() << " queue(s) [coop]\n";
+}
+
+}  // namespace
+
+int cmd_suspend(Context& ctx, const HoldOptions& opt) {
+    validate(opt, "suspend");
+    // Before anything is taken: a Ctrl-C from here on releases what was.
+    ctx.waiter.arm();
+    Sources src = open_sources(ctx);
+    int status = exit_ok;
+    Target t = resolve(ctx, src, opt, status);
+
+    json suspended = json::array();
+    std::uint32_t skipped = 0;
+    std::uint64_t latency_ns = 0;
+    if (src.device && t.below) {
+        auto r = src.device->suspend_below(t.gpus, t.below_priority, opt.grace_us);
+        skipped = r.skipped;
+        latency_ns = r.latency_ns;
+        for (const auto& q : src.device->queues())
+            if (q.held() && (t.gpus.empty() ||
+                             std::find(t.gpus.begin(), t.gpus.end(), q.gpu_id) != t.gpus.end()))
+                suspended.push_back(queue_json(ctx, q));
+        if (skipped)
+            ctx.err << "amdqpctl: " << skipped
+                    << " queue(s) below the priority were left running (no permission, watchdog "
+                       "cooldown or a firmware timeout)\n";
+    } else if (src.device && !t.refs.empty()) {
+        auto r = src.device->suspend(t.refs, opt.grace_us);
+        latency_ns = r.latency_ns;
+        for (const auto& e : r.entries) {
+            if (!e.ok()) {
+                ctx.err << amdqp::entry_message(e, true) << '\n';
+                status = worse(status, exit_status_for(amdqp::entry_errc(e.error)));
+                continue;
+            }
+            if (auto q = src.device->find_queue(e.ref.pid, e.ref.gpu_id, e.ref.queue_id))
+                suspended.push_back(queue_json(ctx, *q));
+        }
+    }
+
+    std::vector<CoopHold> holds;
+    for (auto pid : t.coop_pids) {
+        try {
+            act::Page page =
+                act::Page::open(static_cast<pid_t>(pid), act::Page::Access::control,
+                                ctx.activity_dir.empty() ? act::default_dir() : ctx.activity_dir);
+            act::CoopResult r = page.request_coop(true, to_ms(opt.ack_timeout));
+            std::string problem = coop_problem(pid, r, true, opt.ack_timeout);
+            // Held even when it failed or came late: the request stands until
+            // it is taken back.
+            act::Snapshot snap = page.snapshot();
+            holds.push_back({pid, std::move(page)});
+            if (!problem.empty()) {
+                ctx.err << "amdqpctl: " << problem << '\n';
+                status = worse(status, exit_error);
+                continue;
+            }
+            suspended.push_back(coop_json(ctx, pid, snap));
+        } catch (const amdqp::Error& e) {
+            ctx.err << "amdqpctl: pid " << pid << ": " << e.what() << '\n';
+            status = worse(status, exit_status_for(e.code()));
+        }
+    }
+
+    if (opt.json) {
+        ctx.out << json{{"suspended", suspended},
+                        {"skipped", skipped},
+                        {"latency_ns", latency_ns},
+                        {"for_seconds", opt.for_seconds ? json(*opt.for_seconds) : json(nullptr)}}
+                       .dump()
+                << '\n';
+    } else {
+        for (const auto& item : suspended)
+            print_line(ctx, "suspended", item);
+    }
+    ctx.out.flush();
+
+    if (suspended.empty() && holds.empty()) {
+        if (status == exit_ok && t.below && !opt.json)
+            ctx.out << "nothing to suspend below priority " << t.below_priority << '\n';
+        return status;
+    }
+    if (!opt.json)
+        ctx.err << "amdqpctl: holding "
+                << (opt.for_seconds ? "for " + json(*opt.for_seconds).dump() + "s"
+                                    : std::string("until interrupted (Ctrl-C or SIGTERM)"))
+                << '\n';
+    ctx.waiter.wait(-1, opt.for_seconds ? static_cast<int>(to_ms(*opt.for_seconds).count()) : -1);
+
+    for (auto& h : holds) {
+        try {
+            auto r = h.page.request_coop(false, to_ms(opt.ack_timeout));
+            if (std::string problem = coop_problem(h.pid, r, false, opt.ack_timeout);
+                !problem.empty()) {
+                ctx.err << "amdqpctl: " << problem << " (amdqpctl resume " << h.pid
+                        << " asks again)\n";
+                status = worse(status, exit_error);
+            }
+        } catch (const act::PageError&) {
+            // The process is gone: nothing left to put back.
+        } catch (const amdqp::Error& e) {
+            ctx.err << "amdqpctl: pid " << h.pid << ": " << e.what() << '\n';
+            status = worse(status, exit_status_for(e.code()));
+        }
+    }
+    // Closing /dev/amdqp drops this process's holds in the kernel.
+    src.device.reset();
+    if (!opt.json)
+        ctx.out << "released " << suspended.size() << " suspension(s)\n";
+    return status;
+}
+
+int cmd_resume(Context& ctx, const HoldOptions& opt) {
+    validate(opt, "resume");
+    if (opt.for_seconds)
+        throw UsageError("resume: --for goes with suspend");
+    Sources src = open_sources(ctx);
+    int status = exit_ok;
+    Target t = resolve(ctx, src, opt, status);
+
+    json resumed = json::array();
+    json still_held = json::array();
+    json running = json::array();
+    // amdqp.ko's suspensions belong to their holders' descriptors: another
+    // process cannot drop them, only report who still holds what.
+    if (src.device) {
+        std::vector<amdqp::QueueInfo> queues;
+        if (t.below) {
+            for (const auto& q : src.device->queues())
+                if (static_cast<int>(q.priority) < t.below_priority &&
+                    (t.gpus.empty() ||
+                     std::find(t.gpus.begin(), t.gpus.end(), q.gpu_id) != t.gpus.end()))
+                    queues.push_back(q);
+        } else {
+            for (const auto& ref : t.refs)
+                if (auto q = src.device->find_queue(ref.pid, ref.gpu_id, ref.queue_id))
+                    queues.push_back(*q);
+        }
+        for (const auto& q : queues) {
+            if (!q.suspended()) {
+                running.push_back(queue_json(ctx, q));
+                continue;
+            }
+            still_held.push_back(queue_json(ctx, q));
+            ctx.err << "amdqpctl: " << amdqp::to_string(amdqp::QueueRef::of(q))
+                    << " is held suspended by " << q.holders
+                    << " other handle(s) of /dev/amdqp (an amdqpctl suspend, amdqpd): it "
+                       "resumes when they release it or exit\n";
+            status = worse(status, exit_error);
+        }
+    }
+    for (auto pid : t.coop_pids) {
+        try {
+            act::Page page =
+                act::Page::open(static_cast<pid_t>(pid), act::Page::Access::control,
+                                ctx.activity_dir.empty() ? act::default_dir() : ctx.activity_dir);
+            act::CoopResult r = page.request_coop(false, to_ms(opt.ack_timeout));
+            if (std::string problem = coop_problem(pid, r, false, opt.ack_timeout);
+                !problem.empty()) {
+                ctx.err << "amdqpctl: " << problem << '\n';
+                status = worse(status, exit_error);
+                continue;
+            }
+            resumed.push_back(coop_json(ctx, pid, page.snapshot()));
+        } catch (const amdqp::Error& e) {
+            ctx.err << "amdqpctl: pid " << pid << ": " << e.what() << '\n';
+            status = worse(status, exit_status_for(e.code()));
+        }
+    }
+    if (opt.json)
+        ctx.out
+            << json{{"resumed", resumed}, {"running", running}, {"still_held", still_held}}.dump()
+            << '\n';
+    else {
+        for (const auto& item : resumed)
+            print_line(ctx, "resumed", item);
+        for (const auto& item : running)
+            print_line(ctx, "running", item);
+    }
+    return status;
+}
+
+}  // namespace amdqpctl

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: MIT
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include <amdqp/amdqp.h>
+
+#include "commands.hpp"
+#include "exit_status.hpp"
+#include "inventory.hpp"
+#include "names.hpp"
+#include "queue_ref.hpp"
+#include "table.hpp"
+
+namespace amdqpctl {
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+struct GpuRow {
+    std::optional<amdqp::DeviceInfo> amdqp;  // registered with amdqp.ko
+    bool kfd = false;                        // in KFD's topology
+    std::uint32_t amdqp_slots = 0;           // tagged queues per mechanism
+    std::uint32_t coop_slots = 0;
+
+    // What takes this GPU's low-priority queues off: amdqp.ko, or the
+    // tagged processes themselves.
+    std::string mechanism() const {
+        if (amdqp && !(coop_slots && !amdqp_slots))
+            return "amdqp";
+        return "coop";
+    }
+};
+
+// gpu_ids of KFD's topology (CPU nodes have gpu_id 0).
+std::vector<std::uint32_t> kfd_gpus(const std::string& sys_root) {
+    std::vector<std::uint32_t> out;
+    std::error_code ec;
+    const fs::path nodes = sys_root + "/class/kfd/kfd/topology/nodes";
+    for (auto it = fs::directory_iterator(nodes, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec)) {
+        std::ifstream in(it->path() / "gpu_id");
+        std::string line;
+        std::getline(in, line);
+        if (auto id = parse_u32(line); id && *id)
+            out.push_back(*id);
+    }
+    return out;
+}
+
+std::string find_daemon(const std::string& search_path) {
+    std::size_t start = 0;
+    while (start <= search_path.size()) {
+        std::size_t end = search_path.find(':', start);
+        if (end == std::string::npos)
+            end = search_path.size();
+        std::string dir = search_path.substr(start, end - start);
+        if (!dir.empty()) {
+            std::string p = dir + "/amdqpd";
+            if (::access(p.c_str(), X_OK) == 0)
+                return p;
+        }
+        start = end + 1;
+    }
+    return {};
+}
+
+}  // namespace
+
+int cmd_status(Context& ctx, const StatusOptions& opt) {
+    Sources src = open_sources(ctx);
+    std::optional<amdqp::Version> version;
+    std::map<std::uint32_t, GpuRow> gpus;
+    if (src.device) {
+        version = src.device->version();
+        for (const auto& d : src.device->devices())
+            gpus[d.gpu_id].amdqp = d;
+    }
+    for (auto id : kfd_gpus(ctx.sys_root))
+        gpus[id].kfd = true;
+    std::uint32_t coop_capable = 0;
+    for (const auto& t : src.tagged) {
+        coop_capable += t.snap.coop_capable();
+        for (const auto& s : t.snap.slots) {
+            if (!s.gpu_id)
+                continue;
+            if (s.mechanism == AMDQP_ACT_MECH_AMDQP)
+                gpus[s.gpu_id].amdqp_slots++;
+            else if (s.mechanism == AMDQP_ACT_MECH_COOP)
+                gpus[s.gpu_id].coop_slots++;
+        }
+    }
+    std::error_code ec;
+    const bool module_in_kernel = fs::exists(ctx.sys_root + "/module/amdqp", ec);
+    const std::string daemon = find_daemon(ctx.daemon_search_path);
+    const std::string daemon_state =
+        daemon.empty() ? "not installed" : "installed at " + daemon + " (state not reported yet)";
+    const std::string device_problem = src.device_error ? src.device_error->what() : "";
+
+    if (opt.json) {
+        json devs = json::array();
+        for (const auto& [id, g] : gpus)
+            devs.push_back(
+                {{"gpu", id},
+                 {"in_amdqp", g.amdqp.has_value()},
+                 {"kfd", g.kfd},
+                 {"backend", g.amdqp ? json(backends_name(g.amdqp->backend)) : json()},
+                 {"sched_mode", g.amdqp ? json(sched_mode_name(g.amdqp->sched_mode)) : json()},
+                 {"queues", g.amdqp ? json(g.amdqp->num_queues) : json()},
+                 {"tagged_queues", g.amdqp_slots + g.coop_slots},
+                 {"mechanism", g.mechanism()}});
+        json module = {{"available", src.device.has_value()},
+                       {"loaded", src.device.has_value() || module_in_kernel},
+                       {"device", ctx.device_path},
+                       {"error", device_problem.empty() ? json() : json(device_problem)}};
+        if (version) {
+            module["abi"] = {{"major", version->abi_major}, {"minor", version->abi_minor}};
+            module["backends"] = backends_name(version->backends);
+            module["max_batch"] = version->max_batch;
+        }
+        ctx.out << json{{"module", module},
+                        {"library_version", amdqp_library_version()},
+                        {"devices", devs},
+                        {"tagged_processes", src.tagged.size()},
+                        {"coop_capable_processes", coop_capable},
+                        {"daemon",
+                         {{"installed", !daemon.empty()},
+                          {"path", daemon.empty() ? json() : json(daemon)},
+                          {"state", daemon.empty() ? "not installed" : "unknown"}}}}
+                       .dump(2)
+                << '\n';
+    } else {
+        ctx.out << "amdqp module: ";
+        if (version)
+            ctx.out << "loaded (" << ctx.device_path << ", ABI " << version->abi_major << '.'
+                    << version->abi_minor << ", backends " << backends_name(version->backends)
+                    << ")\n";
+        else
+            ctx.out << (module_in_kernel ? "loaded, but unusable: " : "not available: ")
+                    << device_problem << '\n';
+        ctx.out << "libamdqp: " << amdqp_library_version() << '\n';
+        if (gpus.empty()) {
+            ctx.out << "devices: none\n";
+        } else {
+            Table table({"GPU", "BACKEND", "SCHED", "QUEUES", "TAGGED", "MECHANISM"});
+            for (const auto& [id, g] : gpus)
+                table.add({std::to_string(id), g.amdqp ? backends_name(g.amdqp->backend) : "-",
+                           g.amdqp ? sched_mode_name(g.amdqp->sched_mode) : "-",
+                           g.amdqp ? std::to_string(g.amdqp->num_queues) : "-",
+                           std::to_string(g.amdqp_slots + g.coop_slots),
+                           g.mechanism() == "amdqp" ? "amdqp" : "coop (cooperative fallback)"});
+            table.print(ctx.out);
+        }
+        ctx.out << "tagged processes: " << src.tagged.size() << " (" << coop_capable
+                << " can suspend cooperatively)\n";
+        ctx.out << "amdqpd: " << daemon_state << '\n';
+    }
+    // Like systemctl status: the report always, and a status scripts can test.
+    if (!src.device)
+        return src.device_error ? exit_status_for(src.device_error->code()) : exit_unavailable;
+    return exit_ok;
+}
+
+}  // namespace amdqpctl
