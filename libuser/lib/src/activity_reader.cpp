@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <climits>
@@ -73,13 +74,18 @@ bool pread_all(int fd, void* buf, std::size_t len, off_t off) {
     return true;
 }
 
-bool pwrite_u32(int fd, std::uint32_t value, std::size_t offset) {
+template <typename T>
+bool pwrite_field(int fd, T value, std::size_t offset) {
     for (;;) {
         ssize_t n = ::pwrite(fd, &value, sizeof(value), static_cast<off_t>(offset));
         if (n < 0 && errno == EINTR)
             continue;
         return n == sizeof(value);
     }
+}
+
+std::uint64_t to_ns(std::chrono::milliseconds d) {
+    return static_cast<std::uint64_t>(std::chrono::nanoseconds(d).count());
 }
 
 // The checks every reader makes of a header (amdqp/activity.h, ABI rules).
@@ -124,6 +130,10 @@ Slot slot_of(const amdqp_act_slot& s, std::uint32_t index) {
 }
 
 }  // namespace
+
+std::string Snapshot::group() const {
+    return std::string(header.group, strnlen(header.group, sizeof(header.group)));
+}
 
 std::string default_dir() {
     return detail::activity_dir();
@@ -312,24 +322,36 @@ std::optional<std::uint64_t> Page::read_index(const Slot& slot) const {
     return value;
 }
 
-CoopResult Page::request_coop(bool suspend, std::chrono::milliseconds timeout) {
+void Page::require_control() const {
     if (access_ != Access::control)
         throw Error(errc::invalid, "amdqp: activity page " + path_ +
                                        " was opened read-only: open it with "
                                        "Page::Access::control to send cooperative requests");
-    using clock = std::chrono::steady_clock;
-    const auto start = clock::now();
-    const auto deadline = start + timeout;
+}
 
+void Page::write_lease(std::chrono::milliseconds lease) {
+    const std::uint64_t deadline = lease.count() > 0 ? detail::monotonic_ns() + to_ns(lease) : 0;
+    if (!pwrite_field(fd_, deadline, offsetof(amdqp_act_header, coop_lease_ns)))
+        fail(Problem::unreadable, path_, "cannot write the lease", errno);
+}
+
+std::uint32_t Page::send_coop(bool suspend, std::chrono::milliseconds lease) {
+    require_control();
     amdqp_act_header h;
     read_header(h);
-    CoopResult result;
-    result.seq = h.coop_seq + 1;
-    // coop_suspend before coop_seq: the process reads the number, then the
-    // request it stands for.
-    if (!pwrite_u32(fd_, suspend ? 1 : 0, offsetof(amdqp_act_header, coop_suspend)) ||
-        !pwrite_u32(fd_, result.seq, offsetof(amdqp_act_header, coop_seq)))
+    const std::uint32_t seq = h.coop_seq + 1;
+    // Lease, then request, then number: the process reads the number first
+    // and then what it stands for.
+    write_lease(suspend ? lease : std::chrono::milliseconds(0));
+    if (!pwrite_field<std::uint32_t>(fd_, suspend ? 1 : 0,
+                                     offsetof(amdqp_act_header, coop_suspend)) ||
+        !pwrite_field(fd_, seq, offsetof(amdqp_act_header, coop_seq)))
         fail(Problem::unreadable, path_, "cannot write the request", errno);
+    futex(futex_word(offsetof(amdqp_act_header, coop_seq)), FUTEX_WAKE, INT_MAX, nullptr);
+    return seq;
+}
+
+void* Page::futex_word(std::size_t offset) {
     if (!map_) {
         // Mapped only now: a futex needs an address, and a mapping held by
         // every reader would make its owner look alive to liveness checks
@@ -339,23 +361,68 @@ CoopResult Page::request_coop(bool suspend, std::chrono::milliseconds timeout) {
             fail(Problem::unreadable, path_, "mmap", errno);
         map_ = map;
     }
-    auto* base = static_cast<unsigned char*>(map_);
-    futex(base + offsetof(amdqp_act_header, coop_seq), FUTEX_WAKE, INT_MAX, nullptr);
+    return static_cast<unsigned char*>(map_) + offset;
+}
 
-    void* ack_addr = base + offsetof(amdqp_act_header, coop_ack_seq);
+CoopResult Page::wait_coop(std::uint32_t seq, std::chrono::milliseconds timeout) {
+    return await_ack(seq, timeout, std::chrono::milliseconds(0));
+}
+
+CoopResult Page::request_coop(bool suspend, std::chrono::milliseconds timeout,
+                              std::chrono::milliseconds lease) {
+    const std::uint32_t seq = send_coop(suspend, lease);
+    return await_ack(seq, timeout, suspend ? lease : std::chrono::milliseconds(0));
+}
+
+Lease Page::renew_lease(std::uint32_t seq, std::chrono::milliseconds lease) {
+    require_control();
+    if (lease.count() <= 0)
+        throw Error(errc::invalid, "amdqp: a lease is renewed by a positive time, not " +
+                                       std::to_string(lease.count()) + " ms");
+    amdqp_act_header h;
+    read_header(h);
+    if (h.coop_seq != seq)
+        return Lease::replaced;
+    if (h.coop_ack_seq == seq && h.coop_error == -ETIMEDOUT &&
+        h.coop_state != AMDQP_ACT_COOP_SUSPENDED)
+        return Lease::lapsed;
+    write_lease(lease);
+    return Lease::held;
+}
+
+CoopResult Page::await_ack(std::uint32_t seq, std::chrono::milliseconds timeout,
+                           std::chrono::milliseconds lease) {
+    require_control();
+    using clock = std::chrono::steady_clock;
+    const auto start = clock::now();
+    const auto deadline = start + timeout;
+    const auto renew_every = std::max(lease / 3, std::chrono::milliseconds(1));
+    auto next_renewal = lease.count() > 0 ? start + renew_every : clock::time_point::max();
+
+    CoopResult result;
+    result.seq = seq;
+    void* ack_addr = futex_word(offsetof(amdqp_act_header, coop_ack_seq));
     for (;;) {
+        amdqp_act_header h;
         read_header(h);
         result.state = h.coop_state;
         result.error = h.coop_error;
         result.updates = h.coop_updates;
-        if (h.coop_ack_seq == result.seq) {
+        if (h.coop_ack_seq == seq) {
             result.acked = true;
             break;
         }
         auto now = clock::now();
         if (now >= deadline)
             break;
-        auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - now);
+        if (now >= next_renewal) {
+            // The process may be slow to see the request; it must still
+            // find the lease current when it does.
+            next_renewal = renew_lease(seq, lease) == Lease::held ? now + renew_every
+                                                                  : clock::time_point::max();
+        }
+        auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::min(deadline, next_renewal) - now);
         struct timespec ts = {static_cast<time_t>(left.count() / 1000000000),
                               static_cast<long>(left.count() % 1000000000)};
         // The kernel compares the value itself, so an ack that lands between

@@ -50,7 +50,9 @@ AT(amdqp_act_header, coop_error, 88);
 AT(amdqp_act_header, pad, 92);
 AT(amdqp_act_header, coop_updates, 96);
 AT(amdqp_act_header, group, 104);
-AT(amdqp_act_header, reserved, 136);
+AT(amdqp_act_header, coop_lease_ns, 136);  // minor 1: was reserved[0]
+AT(amdqp_act_header, coop_expired, 144);   // minor 1: was reserved[1]
+AT(amdqp_act_header, reserved, 152);
 static_assert(sizeof(amdqp_act_header) == 512);
 
 AT(amdqp_act_page, hdr, 0);
@@ -63,6 +65,8 @@ static_assert(sizeof(amdqp_act_header) + AMDQP_ACT_MAX_SLOTS * sizeof(amdqp_act_
 // a futex can wait on the 32-bit sequence numbers.
 static_assert(offsetof(amdqp_act_header, start_time) % 8 == 0);
 static_assert(offsetof(amdqp_act_header, coop_updates) % 8 == 0);
+static_assert(offsetof(amdqp_act_header, coop_lease_ns) % 8 == 0);
+static_assert(offsetof(amdqp_act_header, coop_expired) % 8 == 0);
 static_assert(offsetof(amdqp_act_header, coop_seq) % 4 == 0);
 static_assert(alignof(amdqp_act_page) == 8);
 
@@ -75,6 +79,7 @@ TEST(ActivityAbi, ConstantsThatReadersDependOn) {
     std::memcpy(&magic, bytes, 4);
     EXPECT_EQ(magic, AMDQP_ACT_MAGIC);
     EXPECT_EQ(AMDQP_ACT_VERSION, 1u);
+    EXPECT_EQ(AMDQP_ACT_VERSION_MINOR, 1u);  // the lease
     EXPECT_STREQ(AMDQP_ACT_DIR, "/dev/shm");
     EXPECT_STREQ(AMDQP_ACT_PREFIX, "amdqp-act.");
     EXPECT_EQ(AMDQP_ACT_SLOT_FREE, 0u);  // a zero-filled page has no live slot

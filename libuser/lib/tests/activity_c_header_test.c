@@ -13,6 +13,8 @@ _Static_assert(sizeof(struct amdqp_act_header) == 512, "header size");
 _Static_assert(sizeof(struct amdqp_act_page) == AMDQP_ACT_PAGE_SIZE, "page size");
 _Static_assert(offsetof(struct amdqp_act_header, coop_seq) == 72, "coop_seq");
 _Static_assert(offsetof(struct amdqp_act_header, group) == 104, "group");
+_Static_assert(offsetof(struct amdqp_act_header, coop_lease_ns) == 136, "coop_lease_ns");
+_Static_assert(offsetof(struct amdqp_act_header, coop_expired) == 144, "coop_expired");
 _Static_assert(offsetof(struct amdqp_act_slot, queue_id) == 56, "queue_id");
 
 int main(void) {

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstring>
@@ -338,6 +339,95 @@ TEST(ActivityReader, CooperativeRequestIsAcked) {
     EXPECT_EQ(r.updates, 4u);
 }
 
+std::uint64_t monotonic_ns() {
+    return amdqp::detail::monotonic_ns();
+}
+
+TEST(ActivityReader, SuspendRequestCarriesItsLease) {
+    TempDir dir;
+    ActivityWriter w(dir.path());
+    ASSERT_NE(w.page(), nullptr);
+    w.set_flags(AMDQP_ACT_F_COOP);
+    FakeCoopProcess process(w.page());
+    Page page = Page::open(getpid(), Page::Access::control, dir.path());
+
+    std::uint64_t before = monotonic_ns();
+    ASSERT_TRUE(page.request_coop(true, 5s, 3s).acked);
+    std::uint64_t after = monotonic_ns();
+    EXPECT_GE(w.page()->hdr.coop_lease_ns, before + 3000000000ull);
+    EXPECT_LE(w.page()->hdr.coop_lease_ns, after + 3000000000ull);
+
+    // The default: amdqp::activity::default_coop_lease.
+    before = monotonic_ns();
+    ASSERT_TRUE(page.request_coop(true, 5s).acked);
+    EXPECT_GE(w.page()->hdr.coop_lease_ns, before + 2000000000ull);
+    EXPECT_LE(w.page()->hdr.coop_lease_ns, monotonic_ns() + 2000000000ull);
+
+    // A resume has no deadline, nor has a suspension asked for without one.
+    ASSERT_TRUE(page.request_coop(false, 5s).acked);
+    EXPECT_EQ(w.page()->hdr.coop_lease_ns, 0u);
+    ASSERT_TRUE(page.request_coop(true, 5s, 0ms).acked);
+    EXPECT_EQ(w.page()->hdr.coop_lease_ns, 0u);
+}
+
+TEST(ActivityReader, RenewingALeaseSaysWhatBecameOfTheSuspension) {
+    TempDir dir;
+    ActivityWriter w(dir.path());
+    ASSERT_NE(w.page(), nullptr);
+    amdqp_act_header& h = w.page()->hdr;
+    Page page = Page::open(getpid(), Page::Access::control, dir.path());
+    using amdqp::activity::Lease;
+
+    std::uint32_t seq = page.send_coop(true, 1s);
+    EXPECT_EQ(seq, 1u);
+    EXPECT_EQ(h.coop_seq, 1u);
+    EXPECT_EQ(h.coop_suspend, 1u);
+    // Not acked yet: the request stands, and its deadline moves.
+    std::uint64_t before = monotonic_ns();
+    EXPECT_EQ(page.renew_lease(seq, 5s), Lease::held);
+    EXPECT_GE(h.coop_lease_ns, before + 5000000000ull);
+
+    // The process gave up on it (what the tagging layer writes).
+    h.coop_ack_seq = seq;
+    h.coop_state = AMDQP_ACT_COOP_RUNNING;
+    h.coop_error = -ETIMEDOUT;
+    const std::uint64_t old = h.coop_lease_ns;
+    EXPECT_EQ(page.renew_lease(seq, 5s), Lease::lapsed);
+    EXPECT_EQ(h.coop_lease_ns, old);  // nothing written
+
+    // Someone asked for something else since.
+    std::uint32_t next = page.send_coop(false);
+    EXPECT_EQ(next, 2u);
+    EXPECT_EQ(h.coop_lease_ns, 0u);
+    EXPECT_EQ(page.renew_lease(seq, 5s), Lease::replaced);
+    EXPECT_EQ(h.coop_lease_ns, 0u);
+
+    EXPECT_THROW(page.renew_lease(next, 0ms), amdqp::Error);
+}
+
+TEST(ActivityReader, WaitingForASlowProcessKeepsItsLeaseCurrent) {
+    TempDir dir;
+    ActivityWriter w(dir.path());
+    ASSERT_NE(w.page(), nullptr);
+    Page page = Page::open(getpid(), Page::Access::control, dir.path());
+    const std::uint64_t sent = monotonic_ns();
+    auto r = page.request_coop(true, 500ms, 150ms);
+    EXPECT_FALSE(r.acked);
+    // Renewed while it waited: the deadline is later than the first one.
+    EXPECT_GT(w.page()->hdr.coop_lease_ns, sent + 150000000ull + 100000000ull);
+    // wait_coop() alone renews nothing.
+    const std::uint64_t last = w.page()->hdr.coop_lease_ns;
+    EXPECT_FALSE(page.wait_coop(r.seq, 200ms).acked);
+    EXPECT_EQ(w.page()->hdr.coop_lease_ns, last);
+}
+
+TEST(ActivityReader, SnapshotGroupIsTheNamePadded) {
+    amdqp::activity::Snapshot snap;
+    EXPECT_EQ(snap.group(), "");
+    std::memset(snap.header.group, 'g', sizeof(snap.header.group));  // no NUL at all
+    EXPECT_EQ(snap.group(), std::string(AMDQP_ACT_GROUP_LEN, 'g'));
+}
+
 TEST(ActivityReader, CooperativeRequestTimesOutWithoutAnAck) {
     TempDir dir;
     ActivityWriter w(dir.path());
@@ -358,7 +448,10 @@ TEST(ActivityReader, ReadOnlyPageRefusesRequests) {
     ASSERT_NE(w.page(), nullptr);
     Page page = Page::open(getpid(), Page::Access::read, dir.path());
     EXPECT_THROW(page.request_coop(true, 10ms), amdqp::Error);
+    EXPECT_THROW(page.send_coop(true), amdqp::Error);
+    EXPECT_THROW(page.renew_lease(1, 1s), amdqp::Error);
     EXPECT_EQ(w.page()->hdr.coop_seq, 0u);
+    EXPECT_EQ(w.page()->hdr.coop_lease_ns, 0u);
 }
 
 TEST(ActivityReader, TruncatedPageThrowsInsteadOfCrashing) {
@@ -370,6 +463,7 @@ TEST(ActivityReader, TruncatedPageThrowsInsteadOfCrashing) {
     ASSERT_EQ(::truncate(dir.page(me).c_str(), 100), 0);
     EXPECT_THROW(page.snapshot(), PageError);
     EXPECT_THROW(page.request_coop(true, 10ms), PageError);
+    EXPECT_THROW(page.renew_lease(1, 1s), PageError);
 }
 
 }  // namespace

@@ -5,14 +5,26 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
+
+#include "activity_proc.hpp"
 
 namespace amdqp::preload {
 
 namespace {
+
+constexpr std::uint64_t ns_per_s = 1000000000;
+
+// A controller renews a lease with pwrite(2), which does not promise to
+// store an 8-byte field in one piece: a deadline read while it is half
+// written may look past (or far ahead, see next_check()). An end is
+// believed only when the field still holds it this much later.
+constexpr std::uint64_t confirm_ns = 1000000;
 
 template <typename T>
 std::atomic_ref<T> ref(T& field) {
@@ -20,8 +32,19 @@ std::atomic_ref<T> ref(T& field) {
 }
 
 // Not FUTEX_PRIVATE: the controller waits and wakes in its own mapping.
-void futex_wait(std::uint32_t* addr, std::uint32_t expected) {
-    syscall(SYS_futex, addr, FUTEX_WAIT, expected, nullptr, nullptr, 0);
+// Until @deadline_ns, CLOCK_MONOTONIC (0: no limit): FUTEX_WAIT_BITSET takes
+// an absolute time, so early wakes do not stretch the wait.
+void futex_wait(std::uint32_t* addr, std::uint32_t expected, std::uint64_t deadline_ns) {
+    struct timespec ts = {static_cast<time_t>(deadline_ns / ns_per_s),
+                          static_cast<long>(deadline_ns % ns_per_s)};
+    syscall(SYS_futex, addr, FUTEX_WAIT_BITSET, expected, deadline_ns ? &ts : nullptr, nullptr,
+            FUTEX_BITSET_MATCH_ANY);
+}
+
+void sleep_ns(std::uint64_t ns) {
+    struct timespec ts = {static_cast<time_t>(ns / ns_per_s), static_cast<long>(ns % ns_per_s)};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+    }
 }
 
 void futex_wake(std::uint32_t* addr) {
@@ -74,13 +97,22 @@ bool CoopWatcher::start() {
     return true;
 }
 
-bool CoopWatcher::handle_pending(amdqp_act_page* page) {
+bool CoopWatcher::handle_pending(amdqp_act_page* page, std::uint64_t now_ns) {
     amdqp_act_header& h = page->hdr;
     std::uint32_t seq = ref(h.coop_seq).load(std::memory_order_acquire);
     if (seq == ref(h.coop_ack_seq).load(std::memory_order_relaxed))
         return false;
     bool suspend = ref(h.coop_suspend).load(std::memory_order_relaxed) != 0;
+    std::uint64_t lease = ref(h.coop_lease_ns).load(std::memory_order_relaxed);
+    if (suspend && lease != 0 && lease <= now_ns) {
+        // Over before this process saw it (it was stopped or starved of
+        // CPU for longer than the lease): the controller may be gone.
+        lease_ran_out(page, seq);
+        return true;
+    }
     CoopOutcome out = registry_.apply_coop(suspend);
+    leased_ = suspend && lease != 0;
+    lease_span_ns_ = leased_ ? lease - now_ns : 0;
     ref(h.coop_updates).fetch_add(out.updates, std::memory_order_relaxed);
     ref(h.coop_error).store(out.error, std::memory_order_relaxed);
     std::uint32_t state = out.error ? AMDQP_ACT_COOP_FAILED
@@ -92,13 +124,54 @@ bool CoopWatcher::handle_pending(amdqp_act_page* page) {
     return true;
 }
 
+bool CoopWatcher::expire_if_due(amdqp_act_page* page, std::uint64_t now_ns) {
+    if (!leased_)
+        return false;
+    std::uint64_t& field = page->hdr.coop_lease_ns;
+    const std::uint64_t deadline = ref(field).load(std::memory_order_relaxed);
+    if (now_ns < deadline)
+        return false;
+    sleep_ns(confirm_ns);
+    if (ref(field).load(std::memory_order_relaxed) != deadline)
+        return false;  // renewed meanwhile
+    lease_ran_out(page, ref(page->hdr.coop_ack_seq).load(std::memory_order_relaxed));
+    return true;
+}
+
+std::uint64_t CoopWatcher::next_check(amdqp_act_page* page, std::uint64_t now_ns) const {
+    if (!leased_)
+        return 0;
+    const std::uint64_t deadline = ref(page->hdr.coop_lease_ns).load(std::memory_order_relaxed);
+    if (deadline <= now_ns)
+        return now_ns;
+    // A deadline read half written may lie far ahead: look again after one
+    // lease at the latest, by when the controller has stored a whole one.
+    return std::min(deadline, now_ns + std::min(lease_span_ns_, UINT64_MAX - now_ns));
+}
+
+void CoopWatcher::lease_ran_out(amdqp_act_page* page, std::uint32_t seq) {
+    amdqp_act_header& h = page->hdr;
+    CoopOutcome out = registry_.apply_coop(false);
+    leased_ = false;
+    ref(h.coop_updates).fetch_add(out.updates, std::memory_order_relaxed);
+    ref(h.coop_error).store(-ETIMEDOUT, std::memory_order_relaxed);
+    ref(h.coop_state)
+        .store(out.error ? AMDQP_ACT_COOP_FAILED : AMDQP_ACT_COOP_RUNNING,
+               std::memory_order_relaxed);
+    ref(h.coop_expired).fetch_add(1, std::memory_order_relaxed);
+    // The same number again, as a release: whoever sees it sees the above.
+    ref(h.coop_ack_seq).store(seq, std::memory_order_release);
+    futex_wake(&h.coop_ack_seq);
+}
+
 void CoopWatcher::run(amdqp_act_page* page) {
     for (;;) {
         std::uint32_t seq = ref(page->hdr.coop_seq).load(std::memory_order_acquire);
-        if (handle_pending(page))
+        const std::uint64_t now = detail::monotonic_ns();
+        if (handle_pending(page, now) || expire_if_due(page, now))
             continue;
         // Returns at once if coop_seq moved since it was read.
-        futex_wait(&page->hdr.coop_seq, seq);
+        futex_wait(&page->hdr.coop_seq, seq, next_check(page, now));
     }
 }
 

@@ -138,6 +138,10 @@ int run_cli(const std::vector<std::string>& args, Context& ctx, const PreloadSea
     sus->add_option("--for", sus_opt.for_seconds,
                     "Release after SECONDS instead of waiting for SIGINT/SIGTERM")
         ->type_name("SECONDS");
+    sus->add_option("--lease", sus_opt.lease,
+                    "Cooperative processes resume on their own when not renewed for SECONDS "
+                    "(renewed every third; default 2)")
+        ->type_name("SECONDS");
     sus->add_option("--grace-us", sus_opt.grace_us,
                     "Microseconds the firmware may take to preempt (0: backend default)")
         ->type_name("US");
@@ -147,8 +151,8 @@ int run_cli(const std::vector<std::string>& args, Context& ctx, const PreloadSea
         "Prints what it suspended, then holds it until SIGINT, SIGTERM or SIGHUP (or --for), "
         "releases it and exits 0. Queues under amdqp.ko are held by this command's /dev/amdqp "
         "descriptor (the kernel releases them even if it is killed); processes under the "
-        "cooperative fallback are asked through their activity page, and asked to resume "
-        "when it stops (after SIGKILL, use amdqpctl resume).");
+        "cooperative fallback are asked through their activity page, asked to resume when it "
+        "stops, and resume on their own within --lease seconds if it is killed or stopped.");
 
     HoldOptions res_opt;
     auto* res = app.add_subcommand(

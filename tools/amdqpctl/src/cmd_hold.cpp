@@ -2,8 +2,9 @@
 //
 // suspend and resume. amdqp.ko ties a suspension to the file descriptor
 // that asked for it, so `suspend` holds /dev/amdqp open for as long as it
-// runs; the cooperative fallback has no such tie, so `suspend` sends the
-// matching "put them back" request itself when it stops.
+// runs. A cooperative suspension is leased instead: `suspend` renews each
+// process's lease while it holds and asks them to resume when it stops; if
+// it is killed, the leases run out and the processes resume on their own.
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -13,6 +14,7 @@
 #include <set>
 
 #include "commands.hpp"
+#include "coop_holds.hpp"
 #include "exit_status.hpp"
 #include "inventory.hpp"
 #include "json_util.hpp"
@@ -94,6 +96,8 @@ void validate(const HoldOptions& opt, const char* verb) {
         throw UsageError(std::string(verb) + ": --for needs a number of seconds >= 0");
     if (!(opt.ack_timeout > 0 && std::isfinite(opt.ack_timeout)))
         throw UsageError(std::string(verb) + ": --ack-timeout needs a number of seconds > 0");
+    if (!(opt.lease > 0 && std::isfinite(opt.lease)))
+        throw UsageError(std::string(verb) + ": --lease needs a number of seconds > 0");
 }
 
 // Works out what the options name. Unknown pids are reported on ctx.err
@@ -192,15 +196,13 @@ std::string coop_problem(std::uint32_t pid, const act::CoopResult& r, bool suspe
     const std::uint32_t want = suspend ? AMDQP_ACT_COOP_SUSPENDED : AMDQP_ACT_COOP_RUNNING;
     if (r.state == want)
         return {};
+    if (suspend && r.lease_ran_out())
+        return "pid " + std::to_string(pid) +
+               " saw the cooperative suspend request only after its lease had run out";
     std::string why = r.error ? std::strerror(-r.error) : coop_state_name(r.state);
     return "pid " + std::to_string(pid) + " could not " +
            (suspend ? "take its queues off" : "put its queues back") + ": " + why;
 }
-
-struct CoopHold {
-    std::uint32_t pid;
-    act::Page page;
-};
 
 json queue_json(const Context& ctx, const amdqp::QueueInfo& q) {
     return {{"pid", q.pid},
@@ -233,6 +235,29 @@ void print_line(const Context& ctx, const char* verb, const json& item) {
                 << priority_label(item["priority"].get<std::uint32_t>()) << " [amdqp]\n";
     else
         ctx.out << ": " << item["queues"].get<std::uint32_t>() << " queue(s) [coop]\n";
+}
+
+// Waits for the end of the hold (a stop request, or --for), renewing the
+// cooperative leases meanwhile.
+void hold(Context& ctx, const HoldOptions& opt, CoopHolds& coop) {
+    using clock = std::chrono::steady_clock;
+    const auto end =
+        opt.for_seconds ? clock::now() + to_ms(*opt.for_seconds) : clock::time_point::max();
+    for (;;) {
+        const bool renewing = coop.holding();
+        long long timeout_ms = -1;
+        if (opt.for_seconds)
+            timeout_ms = std::max<long long>(
+                0, std::chrono::ceil<std::chrono::milliseconds>(end - clock::now()).count());
+        if (renewing)
+            timeout_ms = timeout_ms < 0 ? coop.interval().count()
+                                        : std::min<long long>(timeout_ms, coop.interval().count());
+        if (ctx.waiter.wait(-1, static_cast<int>(timeout_ms)) == WaitResult::stop)
+            return;
+        if (!renewing || clock::now() >= end)
+            return;
+        coop.renew();
+    }
 }
 
 }  // namespace
@@ -274,27 +299,33 @@ int cmd_suspend(Context& ctx, const HoldOptions& opt) {
         }
     }
 
-    std::vector<CoopHold> holds;
+    CoopHolds coop(ctx.err, to_ms(opt.lease));
     for (auto pid : t.coop_pids) {
         try {
-            act::Page page =
-                act::Page::open(static_cast<pid_t>(pid), act::Page::Access::control,
-                                ctx.activity_dir.empty() ? act::default_dir() : ctx.activity_dir);
-            act::CoopResult r = page.request_coop(true, to_ms(opt.ack_timeout));
-            std::string problem = coop_problem(pid, r, true, opt.ack_timeout);
-            // Held even when it failed or came late: the request stands until
-            // it is taken back.
-            act::Snapshot snap = page.snapshot();
-            holds.push_back({pid, std::move(page)});
-            if (!problem.empty()) {
-                ctx.err << "amdqpctl: " << problem << '\n';
-                status = worse(status, exit_error);
-                continue;
-            }
-            suspended.push_back(coop_json(ctx, pid, snap));
+            coop.add(pid, act::Page::open(
+                              static_cast<pid_t>(pid), act::Page::Access::control,
+                              ctx.activity_dir.empty() ? act::default_dir() : ctx.activity_dir));
         } catch (const amdqp::Error& e) {
             ctx.err << "amdqpctl: pid " << pid << ": " << e.what() << '\n';
             status = worse(status, exit_status_for(e.code()));
+        }
+    }
+    coop.await_acks(to_ms(opt.ack_timeout));
+    for (auto& h : coop.holds()) {
+        if (!h.ours)
+            continue;
+        // Held even when it failed or came late: the request stands (and
+        // its lease is renewed) until it is taken back.
+        if (std::string problem = coop_problem(h.pid, h.ack, true, opt.ack_timeout);
+            !problem.empty()) {
+            ctx.err << "amdqpctl: " << problem << '\n';
+            status = worse(status, exit_error);
+            continue;
+        }
+        try {
+            suspended.push_back(coop_json(ctx, h.pid, h.page.snapshot()));
+        } catch (const act::PageError&) {
+            // Gone since it acked: nothing of it is suspended.
         }
     }
 
@@ -311,7 +342,8 @@ int cmd_suspend(Context& ctx, const HoldOptions& opt) {
     }
     ctx.out.flush();
 
-    if (suspended.empty() && holds.empty()) {
+    const bool renewing = coop.holding();
+    if (suspended.empty() && !renewing) {
         if (status == exit_ok && t.below && !opt.json)
             ctx.out << "nothing to suspend below priority " << t.below_priority << '\n';
         return status;
@@ -321,22 +353,21 @@ int cmd_suspend(Context& ctx, const HoldOptions& opt) {
                 << (opt.for_seconds ? "for " + json(*opt.for_seconds).dump() + "s"
                                     : std::string("until interrupted (Ctrl-C or SIGTERM)"))
                 << '\n';
-    ctx.waiter.wait(-1, opt.for_seconds ? static_cast<int>(to_ms(*opt.for_seconds).count()) : -1);
+    hold(ctx, opt, coop);
 
-    for (auto& h : holds) {
-        try {
-            auto r = h.page.request_coop(false, to_ms(opt.ack_timeout));
-            if (std::string problem = coop_problem(h.pid, r, false, opt.ack_timeout);
+    if (coop.holding()) {
+        coop.release_all();
+        coop.await_acks(to_ms(opt.ack_timeout));
+        for (auto& h : coop.holds()) {
+            if (!h.ours)
+                continue;
+            if (std::string problem = coop_problem(h.pid, h.ack, false, opt.ack_timeout);
                 !problem.empty()) {
-                ctx.err << "amdqpctl: " << problem << " (amdqpctl resume " << h.pid
+                ctx.err << "amdqpctl: " << problem << " (its lease ends the suspension within "
+                        << json(opt.lease).dump() << "s; amdqpctl resume " << h.pid
                         << " asks again)\n";
                 status = worse(status, exit_error);
             }
-        } catch (const act::PageError&) {
-            // The process is gone: nothing left to put back.
-        } catch (const amdqp::Error& e) {
-            ctx.err << "amdqpctl: pid " << h.pid << ": " << e.what() << '\n';
-            status = worse(status, exit_status_for(e.code()));
         }
     }
     // Closing /dev/amdqp drops this process's holds in the kernel.

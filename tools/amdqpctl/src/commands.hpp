@@ -37,6 +37,7 @@ struct HoldOptions {
     std::vector<std::string> gpus;
     std::optional<double> for_seconds;  // suspend only
     double ack_timeout = 5.0;           // cooperative acknowledgement, seconds
+    double lease = 2.0;                 // suspend only: cooperative lease, seconds
     unsigned grace_us = 0;
     bool json = false;
 };

@@ -50,14 +50,6 @@ Sources open_sources(const Context& ctx, act::Page::Access access) {
     return src;
 }
 
-std::string group_of(const act::Snapshot& snap) {
-    const char* g = snap.header.group;
-    std::size_t n = 0;
-    while (n < sizeof(snap.header.group) && g[n])
-        n++;
-    return std::string(g, n);
-}
-
 std::string mechanism_name(std::uint32_t mechanism) {
     switch (mechanism) {
         case AMDQP_ACT_MECH_AMDQP:
@@ -108,7 +100,7 @@ std::vector<QueueRow> collect_rows(const Context& ctx, Sources& src) {
             r.holders = q.holders;
             r.mechanism = "amdqp";
             if (const auto* t = src.find_tagged(q.pid))
-                r.group = group_of(t->snap);
+                r.group = t->snap.group();
             seen.emplace(q.pid, q.ring_va);
             rows.push_back(std::move(r));
         }
@@ -134,7 +126,7 @@ std::vector<QueueRow> collect_rows(const Context& ctx, Sources& src) {
                 // (no /dev/amdqp access), or nothing controls it.
                 r.state = "unknown";
             }
-            r.group = group_of(t.snap);
+            r.group = t.snap.group();
             rows.push_back(std::move(r));
         }
     }

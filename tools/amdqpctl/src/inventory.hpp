@@ -41,9 +41,6 @@ struct Sources {
 Sources open_sources(const Context& ctx,
                      amdqp::activity::Page::Access access = amdqp::activity::Page::Access::read);
 
-// The page's AMDQP_GROUP (NUL padded, maybe without a NUL).
-std::string group_of(const amdqp::activity::Snapshot& snap);
-
 // "amdqp", "coop", "none" for AMDQP_ACT_MECH_*.
 std::string mechanism_name(std::uint32_t mechanism);
 // "running", "suspended", "failed" for AMDQP_ACT_COOP_*.

@@ -111,16 +111,23 @@ RunPlan plan_run(const RunOptions& opt, const EnvLookup& env, const PreloadFound
         return plan;
     }
     // LD_PRELOAD: first, so that it is there before the HSA runtime is.
-    // HSA_TOOLS_LIB (ROCr, space separated) and ROCP_TOOL_LIBRARIES
-    // (rocprofiler-sdk, colon separated): appended, after tools the user
-    // chose. rocprofiler-sdk gets its own entry library: where the SDK is
-    // missing, a tool exporting rocprofiler_configure aborts the process.
+    // HSA_TOOLS_LIB (ROCr, space separated): appended, after tools the user
+    // chose.
     plan.env.emplace_back("LD_PRELOAD", list_with(env("LD_PRELOAD"), preload.path, ':', true));
     plan.env.emplace_back("HSA_TOOLS_LIB",
                           list_with(env("HSA_TOOLS_LIB"), preload.path, ' ', false));
-    if (!preload.rocprofiler.empty())
-        plan.env.emplace_back("ROCP_TOOL_LIBRARIES", list_with(env("ROCP_TOOL_LIBRARIES"),
-                                                               preload.rocprofiler, ':', false));
+    // ROCr (ROCm 6 and later) skips HSA_TOOLS_LIB once a rocprofiler-sdk
+    // tool registered, unless told otherwise; a user's own setting stands.
+    if (!env("HSA_TOOLS_ROCPROFILER_V1_TOOLS"))
+        plan.env.emplace_back("HSA_TOOLS_ROCPROFILER_V1_TOOLS", "1");
+    // rocprofiler-sdk's entry library only where ROCP_TOOL_LIBRARIES is in
+    // use already (a profiler runs, so rocprofiler-sdk is installed): a
+    // non-empty list makes rocprofiler-register load the SDK, and abort the
+    // process where it is missing.
+    const char* rocp = env("ROCP_TOOL_LIBRARIES");
+    if (!preload.rocprofiler.empty() && rocp && *rocp)
+        plan.env.emplace_back("ROCP_TOOL_LIBRARIES",
+                              list_with(rocp, preload.rocprofiler, ':', false));
     return plan;
 }
 

@@ -20,7 +20,8 @@ if [ -e /dev/amdqp ]; then
 else
 	unset AMDQP_DEVICE
 fi
-unset AMDQP_QUIET AMDQP_PRELOAD_LIB LD_PRELOAD HSA_TOOLS_LIB ROCP_TOOL_LIBRARIES
+unset AMDQP_QUIET AMDQP_PRELOAD_LIB LD_PRELOAD HSA_TOOLS_LIB ROCP_TOOL_LIBRARIES \
+	HSA_TOOLS_ROCPROFILER_V1_TOOLS
 
 fail() {
 	echo "FAIL: $*"
@@ -125,13 +126,30 @@ run_bad_input)
 	expect_rc 2
 	;;
 run_environment)
+	# The tagging layer and its rocprofiler-sdk entry library, side by side
+	# as installed (any library that may be preloaded stands in for both).
+	mkdir "$tmp/lib"
+	pre="$tmp/lib/libamdqp-preload.so"
+	rocp="$tmp/lib/libamdqp-rocprofiler.so"
+	ln -s "$lib" "$pre"
+	ln -s "$lib" "$rocp"
 	# shellcheck disable=SC2016  # expanded by the inner shell
-	AMDQP_PRELOAD_LIB="$lib" HSA_TOOLS_LIB=other.so run_ctl run -p high -g tp0 --stream-priority -- \
-		sh -c 'printf "%s|%s|%s|%s|%s|%s\n" "$AMDQP_PRIORITY" "$AMDQP_GROUP" "$AMDQP_STREAM_PRIORITY" "$LD_PRELOAD" "$HSA_TOOLS_LIB" "$ROCP_TOOL_LIBRARIES"'
+	show='printf "%s|%s|%s|%s|%s|%s|%s\n" "$AMDQP_PRIORITY" "$AMDQP_GROUP" "$AMDQP_STREAM_PRIORITY" "$LD_PRELOAD" "$HSA_TOOLS_LIB" "$HSA_TOOLS_ROCPROFILER_V1_TOOLS" "${ROCP_TOOL_LIBRARIES-unset}"'
+	AMDQP_PRELOAD_LIB="$pre" HSA_TOOLS_LIB=other.so run_ctl run -p high -g tp0 --stream-priority -- \
+		sh -c "$show"
 	expect_rc 0
-	want="high|tp0|1|$lib|other.so $lib|"
+	# No ROCP_TOOL_LIBRARIES of its own: where rocprofiler-sdk is missing,
+	# rocprofiler-register would abort the command.
+	want="high|tp0|1|$pre|other.so $pre|1|unset"
 	[ "$(cat "$tmp/out")" = "$want" ] || fail "environment: want $want"
 	[ ! -s "$tmp/err" ] || fail "a warning although the library was found"
+	# A profiler's list gets the entry library (not the preload one); the
+	# user's HSA_TOOLS_ROCPROFILER_V1_TOOLS stands.
+	AMDQP_PRELOAD_LIB="$pre" ROCP_TOOL_LIBRARIES=/opt/prof.so HSA_TOOLS_ROCPROFILER_V1_TOOLS=0 \
+		run_ctl run -- sh -c "$show"
+	expect_rc 0
+	want="normal|||$pre|$pre|0|/opt/prof.so:$rocp"
+	[ "$(cat "$tmp/out")" = "$want" ] || fail "environment with a profiler: want $want"
 	AMDQP_PRELOAD_LIB="$tmp/missing.so" run_ctl run -- true
 	expect_rc 0
 	expect_err_lines 1
@@ -186,7 +204,7 @@ man_page_complete)
 	done
 	for word in 126 127 AMDQP_DEVICE AMDQP_RUNTIME_DIR AMDQP_PRELOAD_LIB AMDQP_QUIET \
 		AMDQP_PRIORITY AMDQP_GROUP AMDQP_STREAM_PRIORITY LD_PRELOAD HSA_TOOLS_LIB \
-		ROCP_TOOL_LIBRARIES; do
+		ROCP_TOOL_LIBRARIES HSA_TOOLS_ROCPROFILER_V1_TOOLS; do
 		grep -q "$word" "$man" || fail "$word is not in $man"
 	done
 	;;

@@ -7,9 +7,11 @@
 #include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstring>
@@ -94,6 +96,24 @@ class CoopProcess {
 
     std::uint32_t requested() { return at(page_->hdr.coop_suspend).load(); }
     std::uint32_t state() { return at(page_->hdr.coop_state).load(); }
+    std::uint32_t seq() { return at(page_->hdr.coop_seq).load(); }
+    std::uint64_t lease() { return at(page_->hdr.coop_lease_ns).load(); }
+    // What the tagging layer does when a lease runs out unrenewed.
+    void expire() {
+        auto& h = page_->hdr;
+        at(h.coop_error).store(-ETIMEDOUT);
+        at(h.coop_state).store(AMDQP_ACT_COOP_RUNNING);
+        at(h.coop_expired).fetch_add(1);
+    }
+    // Waits up to 5 s for @state after request @seq.
+    bool reaches(std::uint32_t seq, std::uint32_t state) {
+        for (int i = 0; i < 5000; i++) {
+            if (at(page_->hdr.coop_ack_seq).load() == seq && this->state() == state)
+                return true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        return false;
+    }
 
   private:
     std::string path_;
@@ -188,7 +208,8 @@ TEST_F(Coop, NoAckIsReportedAndTheRequestTakenBack) {
 TEST_F(Coop, ResumeLiftsALeftoverRequest) {
     CoopProcess proc(ctx.activity_dir, 1, 2);
     proc.start_acking();
-    // A suspend whose amdqpctl was killed: the request stayed.
+    // A suspend whose amdqpctl was killed, within its lease: the request
+    // still stands.
     waiter.on_wait = [&](int, int) { return WaitResult::stop; };
     {
         auto page = amdqp::activity::Page::open(::getpid(), amdqp::activity::Page::Access::control,
@@ -201,6 +222,85 @@ TEST_F(Coop, ResumeLiftsALeftoverRequest) {
     EXPECT_NE(out.str().find("resumed pid " + me + " (coop-proc): 2 queue(s) [coop]"),
               std::string::npos)
         << out.str();
+}
+
+TEST_F(Coop, SuspendRenewsTheLeaseWhileHolding) {
+    CoopProcess proc(ctx.activity_dir, 1, 2);
+    proc.start_acking();
+    std::vector<int> timeouts;
+    std::vector<std::uint64_t> leases;
+    waiter.on_wait = [&](int, int timeout_ms) {
+        timeouts.push_back(timeout_ms);
+        leases.push_back(proc.lease());
+        EXPECT_EQ(proc.state(), AMDQP_ACT_COOP_SUSPENDED);
+        if (timeouts.size() == 4)
+            return WaitResult::stop;
+        std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));
+        return WaitResult::timeout;
+    };
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    const std::uint64_t start = static_cast<std::uint64_t>(t.tv_sec) * 1000000000u + t.tv_nsec;
+    ASSERT_EQ(run({"suspend", me, "--lease", "0.3"}), exit_ok) << err.str();
+    // Woken every third of the lease, each time with a later deadline.
+    EXPECT_EQ(timeouts, (std::vector<int>{100, 100, 100, 100}));
+    ASSERT_EQ(leases.size(), 4u);
+    EXPECT_GE(leases[0], start + 300000000u);
+    for (std::size_t i = 1; i < leases.size(); i++)
+        EXPECT_GE(leases[i], leases[i - 1] + 100000000u) << i;
+    EXPECT_EQ(proc.requested(), 0u);
+    EXPECT_EQ(proc.state(), AMDQP_ACT_COOP_RUNNING);
+    EXPECT_EQ(err.str().find("lease"), std::string::npos) << err.str();
+}
+
+TEST_F(Coop, LapsedLeaseIsAskedForAgain) {
+    // amdqpctl was stopped (Ctrl-Z) for longer than the lease: the process
+    // resumed on its own; amdqpctl, running again, suspends it again.
+    CoopProcess proc(ctx.activity_dir, 1, 2);
+    proc.start_acking();
+    int waits = 0;
+    bool again = false;
+    waiter.on_wait = [&](int, int) {
+        if (++waits == 1) {
+            proc.expire();
+            return WaitResult::timeout;
+        }
+        again = proc.reaches(2, AMDQP_ACT_COOP_SUSPENDED);
+        return WaitResult::stop;
+    };
+    ASSERT_EQ(run({"suspend", me, "--lease", "0.3"}), exit_ok) << err.str();
+    EXPECT_TRUE(again);
+    EXPECT_NE(err.str().find("suspending it again"), std::string::npos) << err.str();
+    EXPECT_EQ(proc.seq(), 3u);  // suspend, suspend again, resume
+    EXPECT_EQ(proc.state(), AMDQP_ACT_COOP_RUNNING);
+}
+
+TEST_F(Coop, ReplacedSuspensionIsLeftToTheLaterRequest) {
+    CoopProcess proc(ctx.activity_dir, 1, 2);
+    proc.start_acking();
+    int waits = 0;
+    waiter.on_wait = [&](int, int) {
+        if (++waits == 1) {
+            // amdqpctl resume from another terminal.
+            auto page = amdqp::activity::Page::open(
+                ::getpid(), amdqp::activity::Page::Access::control, ctx.activity_dir);
+            EXPECT_TRUE(page.request_coop(false, std::chrono::seconds(5)).acked);
+            return WaitResult::timeout;
+        }
+        return WaitResult::stop;
+    };
+    ASSERT_EQ(run({"suspend", me, "--lease", "0.3"}), exit_ok) << err.str();
+    EXPECT_NE(err.str().find("replaced this suspension"), std::string::npos) << err.str();
+    EXPECT_EQ(proc.seq(), 2u);  // no resume of its own on top
+    EXPECT_EQ(proc.state(), AMDQP_ACT_COOP_RUNNING);
+}
+
+TEST_F(Coop, LeaseUsage) {
+    CoopProcess proc(ctx.activity_dir, 1, 2);
+    for (const char* bad : {"0", "-1", "inf", "soon"})
+        EXPECT_EQ(run({"suspend", me, "--lease", bad}), exit_usage) << bad;
+    EXPECT_EQ(run({"resume", me, "--lease", "1"}), exit_usage);
+    EXPECT_EQ(proc.seq(), 0u);
 }
 
 TEST_F(Coop, PriorityCannotChangeCooperativeQueues) {

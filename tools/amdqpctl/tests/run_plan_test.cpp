@@ -40,7 +40,10 @@ TEST(RunPlan, SetsTheActivationContract) {
     EXPECT_EQ(vars.count("AMDQP_STREAM_PRIORITY"), 0u);
     EXPECT_EQ(vars["LD_PRELOAD"], preload.path);
     EXPECT_EQ(vars["HSA_TOOLS_LIB"], preload.path);
-    EXPECT_EQ(vars["ROCP_TOOL_LIBRARIES"], preload.rocprofiler);
+    EXPECT_EQ(vars["HSA_TOOLS_ROCPROFILER_V1_TOOLS"], "1");
+    // Not started: a non-empty list makes rocprofiler-register load
+    // rocprofiler-sdk, and abort the process where it is not installed.
+    EXPECT_EQ(vars.count("ROCP_TOOL_LIBRARIES"), 0u);
     EXPECT_EQ(plan.argv, opt.command);
     EXPECT_TRUE(plan.warning.empty());
 }
@@ -60,24 +63,41 @@ TEST(RunPlan, KeepsWhatTheUserPreloads) {
     Env env;
     env.vars = {{"LD_PRELOAD", "/a.so:/b.so"},
                 {"HSA_TOOLS_LIB", "libtool1.so libtool2.so"},
-                {"ROCP_TOOL_LIBRARIES", "/p.so"}};
+                {"ROCP_TOOL_LIBRARIES", "/p.so"},
+                {"HSA_TOOLS_ROCPROFILER_V1_TOOLS", "0"}};
     RunOptions opt;
     opt.command = {"true"};
     auto vars = as_map(plan_run(opt, env.lookup(), preload));
-    // In front for the loader; after the user's tools for the runtimes.
+    // In front for the loader; after the user's tools for the runtimes, the
+    // rocprofiler-sdk entry (not the preload library) with a profiler's.
     EXPECT_EQ(vars["LD_PRELOAD"], preload.path + ":/a.so:/b.so");
     EXPECT_EQ(vars["HSA_TOOLS_LIB"], "libtool1.so libtool2.so " + preload.path);
     EXPECT_EQ(vars["ROCP_TOOL_LIBRARIES"], "/p.so:" + preload.rocprofiler);
+    EXPECT_EQ(vars.count("HSA_TOOLS_ROCPROFILER_V1_TOOLS"), 0u);  // the user's 0 stands
+}
+
+TEST(RunPlan, EmptyRocprofilerListStaysEmpty) {
+    Env env;
+    env.vars = {{"ROCP_TOOL_LIBRARIES", ""}};
+    RunOptions opt;
+    opt.command = {"true"};
+    auto vars = as_map(plan_run(opt, env.lookup(), preload));
+    EXPECT_EQ(vars.count("ROCP_TOOL_LIBRARIES"), 0u);
+    EXPECT_EQ(vars["HSA_TOOLS_ROCPROFILER_V1_TOOLS"], "1");
 }
 
 TEST(RunPlan, NestedRunsDoNotLoadItTwice) {
     Env env;
-    env.vars = {{"LD_PRELOAD", preload.path}, {"HSA_TOOLS_LIB", "x.so " + preload.path}};
+    env.vars = {{"LD_PRELOAD", preload.path},
+                {"HSA_TOOLS_LIB", "x.so " + preload.path},
+                {"ROCP_TOOL_LIBRARIES", preload.rocprofiler + ":/p.so"},
+                {"HSA_TOOLS_ROCPROFILER_V1_TOOLS", "1"}};
     RunOptions opt;
     opt.command = {"true"};
     auto vars = as_map(plan_run(opt, env.lookup(), preload));
     EXPECT_EQ(vars["LD_PRELOAD"], preload.path);
     EXPECT_EQ(vars["HSA_TOOLS_LIB"], "x.so " + preload.path);
+    EXPECT_EQ(vars["ROCP_TOOL_LIBRARIES"], preload.rocprofiler + ":/p.so");
 }
 
 TEST(RunPlan, WithoutThePreloadLibraryOneWarningUnlessQuiet) {
@@ -89,6 +109,7 @@ TEST(RunPlan, WithoutThePreloadLibraryOneWarningUnlessQuiet) {
     EXPECT_NE(plan.warning.find("untagged"), std::string::npos);
     EXPECT_EQ(plan.warning.find('\n'), std::string::npos);
     EXPECT_EQ(as_map(plan).count("LD_PRELOAD"), 0u);
+    EXPECT_EQ(as_map(plan).count("HSA_TOOLS_ROCPROFILER_V1_TOOLS"), 0u);
     EXPECT_EQ(as_map(plan)["AMDQP_PRIORITY"], "normal");
 
     env.vars["AMDQP_QUIET"] = "1";
@@ -117,10 +138,11 @@ TEST(RunPlan, NoRocprofilerEntryNoRocprofilerVariable) {
     Env env;
     RunOptions opt;
     opt.command = {"true"};
+    env.vars = {{"ROCP_TOOL_LIBRARIES", "/p.so"}};
     PreloadFound only{preload.path, {}, {}};
     auto vars = as_map(plan_run(opt, env.lookup(), only));
     EXPECT_EQ(vars["LD_PRELOAD"], preload.path);
-    EXPECT_EQ(vars.count("ROCP_TOOL_LIBRARIES"), 0u);
+    EXPECT_EQ(vars.count("ROCP_TOOL_LIBRARIES"), 0u);  // the profiler's list, untouched
 }
 
 TEST(FindPreload, RocprofilerEntryNextToIt) {

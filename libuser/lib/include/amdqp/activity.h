@@ -17,9 +17,26 @@
  * @version_minor. A reader refuses a page with another @magic or
  * @version, or a @slot_size/@size smaller than its own.
  *
- * Concurrency: one writer per field. Counters only grow (64-bit, no
- * wrap). The writer publishes a slot by storing @state = LIVE last
- * (release); a reader loads @state first (acquire).
+ * Concurrency: each field has one writer side, the process (its tagging
+ * layer and hint API) or a controller, as the field says. Inside the
+ * process several threads may update one field: counters (@doorbells,
+ * @hint_begin, @hint_end) are incremented atomically; @write_index and the
+ * timestamps hold the last value stored, so threads ringing one queue at
+ * once may leave @write_index a doorbell behind until the next one.
+ * Counters only grow (64-bit, no wrap). The writer publishes a slot by
+ * storing @state = LIVE last (release); a reader loads @state first
+ * (acquire).
+ *
+ * Cooperative suspension: a controller writes @coop_lease_ns, then
+ * @coop_suspend, then the next @coop_seq, and wakes @coop_seq (FUTEX_WAKE);
+ * the process carries the request out and acks it in @coop_ack_seq (wakes
+ * it). A suspension lasts only while its controller renews the lease: the
+ * process puts its queues back on its own once @coop_lease_ns passes, so a
+ * controller that crashed or was killed cannot leave them off. The lease
+ * is a CLOCK_MONOTONIC deadline rather than the controller's pid: a pid
+ * means nothing in another pid namespace and may be reused, while
+ * CLOCK_MONOTONIC is one clock for every pid namespace (a time namespace,
+ * CLONE_NEWTIME, may offset it: controller and process must share one).
  */
 #ifndef AMDQP_ACTIVITY_H
 #define AMDQP_ACTIVITY_H
@@ -32,7 +49,7 @@ extern "C" {
 
 #define AMDQP_ACT_MAGIC 0x41435451u /* "QTCA" read as bytes */
 #define AMDQP_ACT_VERSION 1u
-#define AMDQP_ACT_VERSION_MINOR 0u
+#define AMDQP_ACT_VERSION_MINOR 1u /* 1: coop_lease_ns, coop_expired */
 #define AMDQP_ACT_DIR "/dev/shm"
 #define AMDQP_ACT_PREFIX "amdqp-act."
 #define AMDQP_ACT_PAGE_SIZE 4096u
@@ -64,8 +81,11 @@ extern "C" {
  * @priority: 0..15, the priority it was tagged with
  * @mechanism: AMDQP_ACT_MECH_*
  * @ring_va: ring base address (hsa_queue_t.base_address)
- * @write_index: AQL write index at the last doorbell store
- * @doorbells: doorbell stores seen
+ * @write_index: the doorbell value + 1 at the last doorbell store: packets
+ *	published (HSA's doorbell value is the index of the last packet made
+ *	ready), so the queue is idle when its read index equals it
+ * @doorbells: doorbell stores seen (incremented atomically: several threads
+ *	may ring one queue)
  * @last_doorbell_ns: CLOCK_MONOTONIC time of the last doorbell store
  * @read_index_va: address, in the owner, of the 64-bit read index the
  *	packet processor updates (amd_queue_t.read_dispatch_id), 0 if unknown;
@@ -106,17 +126,29 @@ struct amdqp_act_slot {
  * @hint_end: amdqp_busy_end() calls; busy while hint_begin != hint_end
  * @hint_last_ns: CLOCK_MONOTONIC time of the last hint call
  * @coop_seq: written by a controller: request number, incremented with
- *	each change of @coop_suspend (then FUTEX_WAKE on it)
+ *	each request (then FUTEX_WAKE on it)
  * @coop_suspend: written by a controller: 1 = take your queues off, 0 = put
  *	them back
  * @coop_state: written by the process: AMDQP_ACT_COOP_*
  * @coop_ack_seq: written by the process: the last @coop_seq it carried
  *	out (then FUTEX_WAKE on it)
- * @coop_error: written by the process: 0 or a negative errno of the last
- *	failed attempt
+ * @coop_error: written by the process: 0, a negative errno of the last
+ *	failed attempt, or -ETIMEDOUT when the lease of the suspension ran out
+ *	(the process then put its queues back: @coop_state RUNNING, or FAILED
+ *	if one would not go back)
  * @coop_updates: written by the process: scheduler updates it issued for
  *	cooperative suspend/resume (one per queue per change)
  * @group: AMDQP_GROUP of the process, NUL padded (tensor-parallel group)
+ * @coop_lease_ns: written by a controller: CLOCK_MONOTONIC time (ns) until
+ *	which the suspension it asks for holds, written before @coop_seq with
+ *	every request and moved forward while the controller holds it (a
+ *	renewal: no new @coop_seq, no wake). When it passes, the process puts
+ *	its queues back, acks as described at @coop_error and counts it in
+ *	@coop_expired. A suspend request that the process sees only after
+ *	its deadline counts as one whose lease ran out. 0 with a suspend
+ *	request: no deadline (what controllers of version_minor 0 write);
+ *	ignored with a resume request.
+ * @coop_expired: written by the process: leases that ran out
  * @reserved: zero
  */
 struct amdqp_act_header {
@@ -142,7 +174,9 @@ struct amdqp_act_header {
     uint32_t pad;
     uint64_t coop_updates;
     char group[AMDQP_ACT_GROUP_LEN];
-    uint64_t reserved[47];
+    uint64_t coop_lease_ns;
+    uint64_t coop_expired;
+    uint64_t reserved[45];
 };
 
 /** struct amdqp_act_page - the whole page */

@@ -4,6 +4,12 @@
 // what the policy (amdqpd) and amdqpctl use to see which tagged queues are
 // busy and to ask a process for a cooperative suspend or resume.
 //
+// A cooperative suspension is leased: the process puts its queues back on
+// its own when the lease runs out, unless the controller renews it (every
+// third of the lease is a safe pace). A controller that dies, is killed or
+// stops therefore leaves nothing suspended for more than one lease after
+// its last renewal.
+//
 // Readers never dereference the shared mapping: a page is read with pread(2)
 // into a snapshot and the controller's fields are written with pwrite(2), so
 // that a process that truncates its page cannot crash a reader with SIGBUS
@@ -18,9 +24,10 @@
 
 #include <sys/types.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <utility>
@@ -94,10 +101,13 @@ struct Snapshot {
     bool hinted_busy() const noexcept { return header.hint_begin != header.hint_end; }
     bool coop_capable() const noexcept { return header.flags & AMDQP_ACT_F_COOP; }
     // AMDQP_GROUP of the process ("" if none).
-    std::string group() const {
-        return std::string(header.group, strnlen(header.group, sizeof(header.group)));
-    }
+    AMDQP_API std::string group() const;
 };
+
+// The lease of a cooperative suspension when none is given: long enough
+// that a loaded machine renews in time, short enough that a killed
+// controller's suspension ends soon.
+inline constexpr std::chrono::milliseconds default_coop_lease{2000};
 
 // What a cooperative request came to.
 struct CoopResult {
@@ -107,6 +117,19 @@ struct CoopResult {
     std::int32_t error = 0;     // 0 or the process's negative errno
     std::uint64_t updates = 0;  // scheduler updates the process issued in all
     std::chrono::nanoseconds waited{0};
+
+    // The suspension's lease ran out (before the process even saw the
+    // request, or since): its queues are back on.
+    bool lease_ran_out() const noexcept {
+        return acked && error == -ETIMEDOUT && state != AMDQP_ACT_COOP_SUSPENDED;
+    }
+};
+
+// What renewing a suspension's lease found.
+enum class Lease {
+    held,      // the request stands (carried out or still pending); deadline moved
+    lapsed,    // it ran out first: the process put its queues back (send a new request)
+    replaced,  // a later request (another controller, a resume) took its place
 };
 
 // A mapped activity page of one process.
@@ -147,25 +170,51 @@ class AMDQP_API Page {
     // be read.
     std::optional<std::uint64_t> read_index(const Slot& slot) const;
 
-    // Asks the process to take its queues off (@suspend) or put them back:
-    // stores coop_suspend and the next coop_seq, wakes the process, and waits
-    // up to @timeout for coop_ack_seq to reach the new number. Needs
-    // Access::control. A process without AMDQP_ACT_F_COOP never acks.
+    // Asks the process to take its queues off (@suspend) or put them back,
+    // and returns the request's number (the new coop_seq) without waiting:
+    // stores coop_lease_ns, coop_suspend and coop_seq and wakes the process.
+    // A suspension lasts @lease from now unless renew_lease() moves its end;
+    // @lease 0: until a resume request (no crash safety). Needs
+    // Access::control; a process without AMDQP_ACT_F_COOP never acts on it.
     // Throws Error(errc::invalid) without control access, PageError when the
-    // page became unusable.
-    CoopResult request_coop(bool suspend, std::chrono::milliseconds timeout);
+    // page became unusable (also for the calls below).
+    std::uint32_t send_coop(bool suspend, std::chrono::milliseconds lease = default_coop_lease);
+
+    // Waits up to @timeout for the process to carry out request @seq
+    // (coop_ack_seq reaches it). Renews nothing: while waiting longer than
+    // a third of a lease, wait in slices and renew in between.
+    CoopResult wait_coop(std::uint32_t seq, std::chrono::milliseconds timeout);
+
+    // send_coop() and wait_coop() in one, renewing the lease of a suspension
+    // while it waits (a process slower to ack than the lease still finds
+    // its request current).
+    CoopResult request_coop(bool suspend, std::chrono::milliseconds timeout,
+                            std::chrono::milliseconds lease = default_coop_lease);
+
+    // Moves the end of suspension request @seq's lease to now + @lease
+    // (> 0) and says whether it still stands. Writes nothing unless held.
+    // A renewal racing the lease's end may report held just after the
+    // process gave up: the next renewal reports lapsed.
+    Lease renew_lease(std::uint32_t seq, std::chrono::milliseconds lease);
 
   private:
     Page(std::string path, pid_t pid, int fd, std::uint64_t start_time, dev_t dev, ino_t ino,
          Access access);
     void reset() noexcept;
     void read_header(amdqp_act_header& out) const;
+    void require_control() const;
+    // The address of the header field at @offset in this controller's
+    // mapping of the page (made at first need), for futex(2).
+    void* futex_word(std::size_t offset);
+    void write_lease(std::chrono::milliseconds lease);
+    // wait_coop(), renewing the lease every @lease / 3 when @lease > 0.
+    CoopResult await_ack(std::uint32_t seq, std::chrono::milliseconds timeout,
+                         std::chrono::milliseconds lease);
 
     std::string path_;
     pid_t pid_ = 0;
     int fd_ = -1;
-    void* map_ = nullptr;  // futex addresses only, never dereferenced; made by
-                           // the first request_coop()
+    void* map_ = nullptr;  // futex addresses only, never dereferenced
     std::uint64_t start_time_ = 0;
     dev_t dev_ = 0;
     ino_t ino_ = 0;

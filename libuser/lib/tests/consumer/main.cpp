@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include <amdqp/activity.hpp>
 #include <amdqp/amdqp.hpp>
 
 int main(int argc, char** argv) {
@@ -10,6 +11,11 @@ int main(int argc, char** argv) {
         return 1;
     static_assert(AMDQP_EVENT_MASK_ALL != 0);  // the uapi header came along
     if (amdqp::parse_priority("low") != amdqp::priority_low)
+        return 1;
+    // The activity reader links too (the policy's side of the page).
+    amdqp::activity::Snapshot snap;
+    std::strcpy(snap.header.group, "tp0");
+    if (snap.group() != "tp0" || amdqp::activity::default_coop_lease.count() <= 0)
         return 1;
     try {
         amdqp::Device::open();
