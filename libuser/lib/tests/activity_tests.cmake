@@ -19,5 +19,5 @@ gtest_discover_tests(amdqp_activity_test TEST_PREFIX "libamdqp." DISCOVERY_TIMEO
 # amdqp/activity.h is a C header too.
 add_executable(amdqp_activity_c_header_test ${CMAKE_CURRENT_LIST_DIR}/activity_c_header_test.c)
 target_link_libraries(amdqp_activity_c_header_test PRIVATE amdqp::amdqp)
-target_compile_options(amdqp_activity_c_header_test PRIVATE -std=c11 -Wall -Wextra -Wpedantic -Werror)
+target_compile_options(amdqp_activity_c_header_test PRIVATE -std=c11 -Wall -Wextra -Wpedantic)
 add_test(NAME libamdqp.activity_c_header COMMAND amdqp_activity_c_header_test)
