@@ -51,11 +51,6 @@ void futex_wake(std::uint32_t* addr) {
     syscall(SYS_futex, addr, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 
-struct ThreadArgs {
-    CoopWatcher* watcher;
-    amdqp_act_page* page;
-};
-
 }  // namespace
 
 bool CoopWatcher::start() {
@@ -73,28 +68,48 @@ bool CoopWatcher::start() {
     pthread_sigmask(SIG_SETMASK, &all, &old);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&attr, 64 * 1024);
-    // The arguments live as long as the process: the thread never ends.
-    static ThreadArgs args;
-    args = {this, page};
-    pthread_t thread;
+    page_in_use_ = page;
+    stop_.store(false, std::memory_order_relaxed);
     int rc = pthread_create(
-        &thread, &attr,
-        [](void* p) -> void* {
-            auto* a = static_cast<ThreadArgs*>(p);
-            a->watcher->run(a->page);
+        &thread_, &attr,
+        [](void* self) -> void* {
+            auto* w = static_cast<CoopWatcher*>(self);
+            w->run(w->page_in_use_);
             return nullptr;
         },
-        &args);
+        this);
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
     if (rc != 0) {
         started_.store(false, std::memory_order_release);
         return false;
     }
-    pthread_setname_np(thread, "amdqp-coop");
+    thread_pid_ = getpid();
+    pthread_setname_np(thread_, "amdqp-coop");
     return true;
+}
+
+void CoopWatcher::stop() noexcept {
+    // A fork child inherits the flag but not the thread.
+    if (!started_.load(std::memory_order_acquire) || thread_pid_ != getpid())
+        return;
+    stop_.store(true, std::memory_order_release);
+    // The thread may have checked stop_ just before going to sleep: wake it
+    // until it is gone rather than trusting one wake-up.
+    for (;;) {
+        futex_wake(&page_in_use_->hdr.coop_seq);
+        timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 10 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        if (pthread_timedjoin_np(thread_, nullptr, &ts) == 0)
+            break;
+    }
+    started_.store(false, std::memory_order_release);
 }
 
 bool CoopWatcher::handle_pending(amdqp_act_page* page, std::uint64_t now_ns) {
@@ -165,7 +180,7 @@ void CoopWatcher::lease_ran_out(amdqp_act_page* page, std::uint32_t seq) {
 }
 
 void CoopWatcher::run(amdqp_act_page* page) {
-    for (;;) {
+    while (!stop_.load(std::memory_order_acquire)) {
         std::uint32_t seq = ref(page->hdr.coop_seq).load(std::memory_order_acquire);
         const std::uint64_t now = detail::monotonic_ns();
         if (handle_pending(page, now) || expire_if_due(page, now))

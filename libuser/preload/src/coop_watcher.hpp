@@ -12,6 +12,9 @@
 #ifndef AMDQP_PRELOAD_COOP_WATCHER_HPP
 #define AMDQP_PRELOAD_COOP_WATCHER_HPP
 
+#include <pthread.h>
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstdint>
 
@@ -26,9 +29,16 @@ class CoopWatcher {
   public:
     CoopWatcher(detail::ActivityWriter& page, QueueRegistry& registry)
         : page_(page), registry_(registry) {}
+    // Stops and joins the thread: the page it reads must outlive it. The
+    // layer's own watcher is never destroyed (it may be needed until exit).
+    ~CoopWatcher() { stop(); }
+    CoopWatcher(const CoopWatcher&) = delete;
+    CoopWatcher& operator=(const CoopWatcher&) = delete;
 
     // Starts the thread once per process; whether it runs.
     bool start();
+    // Ends the thread started by this process, if any, and waits for it.
+    void stop() noexcept;
 
     // The thread's loop body, in three steps; tests call them directly with
     // the CLOCK_MONOTONIC time @now_ns they want.
@@ -56,6 +66,10 @@ class CoopWatcher {
     detail::ActivityWriter& page_;
     QueueRegistry& registry_;
     std::atomic<bool> started_{false};
+    std::atomic<bool> stop_{false};
+    pthread_t thread_{};
+    pid_t thread_pid_ = 0;                   // the process that started it
+    amdqp_act_page* page_in_use_ = nullptr;  // the page the thread reads
     // Only the watcher thread uses these.
     bool leased_ = false;              // a suspension with a lease is in force
     std::uint64_t lease_span_ns_ = 0;  // its length when it was asked for
