@@ -16,7 +16,8 @@ help:
 	@echo "make modules   build kmod/amdqp.ko and kmod/sim/amdqp_sim.ko (KDIR=...)"
 	@echo "make check     every test: build, lint, VM selftests, ctest (installs deps)"
 	@echo "make demo      boot the VM and show the point of amdqp on the sim device"
-	@echo "make bench     control-path benchmark in the VM -> bench/out/control-path.json"
+	@echo "make bench     control-path benchmark in the VM -> bench/out/control-path.json,"
+	@echo "               tagging cost per submission -> bench/out/tagging.json"
 	@echo "make bench-trace  amdqp-trace throughput/memory on a 500 MiB synthetic trace"
 	@echo "make install   install the modules into /lib/modules/\$$(uname -r)"
 

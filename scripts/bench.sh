@@ -1,6 +1,7 @@
 #!/bin/bash
-# 'make bench': build the control-path benchmark and run it in the VM;
-# its JSON lands in bench/out/control-path.json.
+# 'make bench': the tagging layer's cost per submission on the host
+# (bench/out/tagging.json), then the control-path benchmark in the VM
+# (bench/out/control-path.json).
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -10,21 +11,89 @@ usage() {
 	cat <<USAGE
 Usage: ${0##*/} [--no-deps] [--no-build] [-- ARGS for run-bench.sh]
 
-Installs missing packages (scripts/deps.sh), builds the modules
-(scripts/build-modules.sh) and the benchmark (make -C bench, into
-bench/out/guest/), boots the VM with amdqp.ko and amdqp_sim.ko at
-/modules and bench/out/guest at /bench, runs /bench/run-bench.sh ARGS
-with its output shown live, and copies the guest's /tmp/control-path.json
-to bench/out/control-path.json (a missing file is a failure).
+Installs missing packages (scripts/deps.sh), then runs two benchmarks:
 
-Variables named BENCH_* are passed into the guest. AMDQP_BENCH_TIMEOUT
-(default 900) limits the VM run; AMDQP_VM_* knobs apply
-(selftests/vm/run-vm.sh --help).
+1. Tagging cost (issue 8): builds the userspace project in Release into
+   build/bench-user (targets hsasim_bench_tagging and amdqp-preload) and
+   runs hsasim_bench_tagging --tool libamdqp-preload.so on the hsa-sim
+   stand-in's thread backend, on this host: what the tagging layer adds to
+   one AQL submission, with and without it in the same run. Writes
+   bench/out/tagging.json {"median_ns_added", "p99_ns_added",
+   "submissions", ...} and prints the numbers and the verdict against the
+   target (median <= ${AMDQP_TAGGING_TARGET_NS:-50} ns). Missing the target
+   is reported, not a failure; run on a quiet machine.
+2. Control path: builds the modules (scripts/build-modules.sh) and the
+   benchmark (make -C bench, into bench/out/guest/), boots the VM with
+   amdqp.ko and amdqp_sim.ko at /modules and bench/out/guest at /bench,
+   runs /bench/run-bench.sh ARGS with its output shown live, and copies
+   the guest's /tmp/control-path.json to bench/out/control-path.json (a
+   missing file is a failure).
+
+--no-build uses what build/bench-user and bench/out/guest already hold.
+
+Environment: AMDQP_BENCH_ONLY=tagging|control-path runs one of the two.
+AMDQP_TAGGING_SUBMISSIONS (default the benchmark's, 1000000 per side)
+and AMDQP_TAGGING_TARGET_NS (50). Variables named BENCH_* are passed into
+the guest. AMDQP_BENCH_TIMEOUT (default 900) limits the VM run;
+AMDQP_VM_* knobs apply (selftests/vm/run-vm.sh --help).
 USAGE
+}
+
+# tagging_bench: step 1 (see usage)
+tagging_bench() {
+	local b="$AMDQP_ROOT/build/bench-user" out=bench/out/tagging.json
+	local bench="$b/libuser/testing/hsa-sim/bench/hsasim_bench_tagging"
+	local tool="$b/libuser/preload/libamdqp-preload.so"
+	local args=() json median p99 n target verdict
+	if [ "$AMDQP_BUILD" = 1 ]; then
+		amdqp_log "tagging: building $b (Release)"
+		nice cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=Release -DAMDQP_USER_TESTS=OFF >/dev/null
+		nice cmake --build "$b" -j"$(nproc)" --target hsasim_bench_tagging amdqp-preload
+	fi
+	[ -x "$bench" ] ||
+		amdqp_die "$bench was not built (needs libhsa-runtime-dev: scripts/deps.sh)"
+	[ -f "$tool" ] || amdqp_die "$tool was not built"
+	[ -z "${AMDQP_TAGGING_SUBMISSIONS:-}" ] ||
+		args+=(--submissions "$AMDQP_TAGGING_SUBMISSIONS")
+	mkdir -p bench/out
+	rm -f "$out"
+	amdqp_log "tagging: $bench --tool $tool (HSA_SIM_BACKEND=thread)"
+	HSA_SIM_BACKEND=thread "$bench" --tool "$tool" --out "$out" "${args[@]}"
+	[ -s "$out" ] || amdqp_die "hsasim_bench_tagging wrote no $out"
+	json="$(cat "$out")"
+	num() { sed -n "s/.*\"$1\": *\\([-0-9.eE+]*\\).*/\\1/p" <<<"$json"; }
+	median="$(num median_ns_added)"
+	p99="$(num p99_ns_added)"
+	n="$(num submissions)"
+	if [ -z "$median" ] || [ -z "$p99" ] || [ -z "$n" ]; then
+		amdqp_die "$out lacks median_ns_added, p99_ns_added or submissions: $json"
+	fi
+	target="${AMDQP_TAGGING_TARGET_NS:-50}"
+	if awk -v m="$median" -v t="$target" 'BEGIN { exit !(m <= t) }'; then
+		verdict="MET"
+	else
+		verdict="MISSED"
+	fi
+	echo "tagging: median +$median ns, p99 +$p99 ns per submission ($n submissions) -> $out"
+	echo "tagging: target median <= $target ns: $verdict"
 }
 
 amdqp_guest_options "$@"
 cd "$AMDQP_ROOT"
+only="${AMDQP_BENCH_ONLY:-}"
+case "$only" in
+"" | tagging | control-path) ;;
+*) amdqp_die "AMDQP_BENCH_ONLY=$only: use tagging or control-path" ;;
+esac
+if [ "$only" != control-path ]; then
+	if [ "$AMDQP_DEPS" = 1 ]; then
+		bash scripts/deps.sh
+		AMDQP_DEPS=0 # done for both steps
+	fi
+	tagging_bench
+	[ "$only" != tagging ] || exit 0
+fi
+
 amdqp_guest_prepare bench bench/out/guest/run-bench.sh \
 	"the benchmark is"
 amdqp_env_args BENCH_
