@@ -170,58 +170,67 @@ Version Device::version() {
     return out;
 }
 
-std::vector<DeviceInfo> Device::devices() {
-    std::vector<amdqp_device_info> buf(8);
-    amdqp_list_devices req{};
+namespace {
+
+// Runs a list ioctl until the kernel's array fits: @call(buf) fills the
+// request for @buf, issues it and returns it with count (entries that exist)
+// and filled (entries written). Done when everything fit, when the kernel
+// wrote less than there was room for (its own per-call cap), or when the
+// list keeps growing past kListAttempts.
+template <typename Raw, typename Call>
+std::vector<Raw> list_until_fits(std::size_t initial, std::size_t slack, Call call) {
+    std::vector<Raw> buf(initial);
     for (int attempt = 1;; attempt++) {
-        req = {};
+        const auto req = call(buf);
+        if (req.count <= buf.size() || req.filled < buf.size() || attempt == kListAttempts) {
+            buf.resize(std::min<std::size_t>(req.filled, buf.size()));
+            return buf;
+        }
+        buf.assign(req.count + req.count / 4 + slack, Raw{});
+    }
+}
+
+}  // namespace
+
+std::vector<DeviceInfo> Device::devices() {
+    const auto raw = list_until_fits<amdqp_device_info>(8, 4, [&](auto& buf) {
+        amdqp_list_devices req{};
         req.devices = user_ptr(buf.data());
         req.count = static_cast<std::uint32_t>(buf.size());
         req.info_size = sizeof(amdqp_device_info);
         const int r = sys_->ioctl(fd_, AMDQP_IOC_LIST_DEVICES, &req);
         if (r < 0)
             fail("list devices", -r);
-        // Done when it fit, when the kernel wrote less than we had room for
-        // (its own per-call cap), or when it keeps growing.
-        if (req.count <= buf.size() || req.filled < buf.size() || attempt == kListAttempts)
-            break;
-        buf.assign(req.count + req.count / 4 + 4, amdqp_device_info{});
-    }
+        return req;
+    });
     std::vector<DeviceInfo> out;
-    const std::size_t n = std::min<std::size_t>(req.filled, buf.size());
-    out.reserve(n);
-    for (std::size_t i = 0; i < n; i++)
-        out.push_back(to_device_info(buf[i]));
+    out.reserve(raw.size());
+    for (const auto& d : raw)
+        out.push_back(to_device_info(d));
     return out;
 }
 
 std::vector<QueueInfo> Device::queues(std::uint32_t gpu_id, std::uint32_t pid) {
-    std::vector<amdqp_queue_info> buf(64);
-    amdqp_list_queues req{};
-    for (int attempt = 1;; attempt++) {
-        req = {};
+    const auto raw = list_until_fits<amdqp_queue_info>(64, 16, [&](auto& buf) {
+        amdqp_list_queues req{};
         req.queues = user_ptr(buf.data());
         req.count = static_cast<std::uint32_t>(buf.size());
         req.info_size = sizeof(amdqp_queue_info);
         req.gpu_id = gpu_id;
         req.pid = pid;
         const int r = sys_->ioctl(fd_, AMDQP_IOC_LIST_QUEUES, &req);
-        if (r < 0) {
-            if (r == -EINVAL && pid)
-                throw Error(errc::invalid,
-                            "amdqp: list queues: pid " + std::to_string(pid) + " is out of range",
-                            EINVAL);
+        if (r == -EINVAL && pid)
+            throw Error(errc::invalid,
+                        "amdqp: list queues: pid " + std::to_string(pid) + " is out of range",
+                        EINVAL);
+        if (r < 0)
             fail("list queues", -r);
-        }
-        if (req.count <= buf.size() || req.filled < buf.size() || attempt == kListAttempts)
-            break;
-        buf.assign(req.count + req.count / 4 + 16, amdqp_queue_info{});
-    }
+        return req;
+    });
     std::vector<QueueInfo> out;
-    const std::size_t n = std::min<std::size_t>(req.filled, buf.size());
-    out.reserve(n);
-    for (std::size_t i = 0; i < n; i++)
-        out.push_back(to_queue_info(buf[i]));
+    out.reserve(raw.size());
+    for (const auto& q : raw)
+        out.push_back(to_queue_info(q));
     return out;
 }
 
