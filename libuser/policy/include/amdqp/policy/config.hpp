@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+// The policy's knobs, their defaults and their validation. Every knob is
+// described in Documentation/policy.rst.
+#ifndef AMDQP_POLICY_CONFIG_HPP
+#define AMDQP_POLICY_CONFIG_HPP
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace amdqp::policy {
+
+using namespace std::chrono_literals;
+
+// When the suspension happens relative to the high-priority doorbell that
+// made a GPU busy. The tagging layer and the daemon implement it; the
+// policy only carries the choice (DESIGN.md: under HWS "after" costs the
+// high-priority work a CWSR save/restore, "before" delays it by one unmap).
+enum class SuspendOrder {
+    kBeforeDoorbell,  // the tagging layer holds the first doorbell until
+                      // the suspension returned (or a deadline passed)
+    kAfterDoorbell,   // the doorbell goes through; the policy reacts to it
+};
+
+std::string_view to_string(SuspendOrder order);
+
+struct Config {
+    // Idle hysteresis: how long a queue whose work ran out still counts as
+    // busy (see gap_estimator.hpp for the estimator).
+    std::chrono::nanoseconds hysteresis_min = 3ms;  // covers eager launch gaps (~2.9 ms seen)
+    std::chrono::nanoseconds hysteresis_max = 20ms;
+    std::chrono::nanoseconds hysteresis_initial = 3ms;  // before anything was learned
+    double hysteresis_factor = 1.5;      // estimate = factor x quantile of recent gaps
+    double hysteresis_quantile = 1.0;    // over the recent bursts' largest gaps; 1 = max
+    std::size_t hysteresis_window = 32;  // bursts remembered
+    // A doorbell within relapse_factor x hysteresis after the hysteresis ran
+    // out counts as a gap inside the burst the policy misjudged.
+    double relapse_factor = 4.0;
+
+    // Starvation bound for lower-priority work.
+    std::chrono::nanoseconds max_continuous_suspend = 500ms;
+    double min_low_share = 0.10;  // of share_window; 0 turns the share check off
+    std::chrono::nanoseconds share_window = 1s;
+    std::chrono::nanoseconds min_run_slice = 20ms;  // forced run after a bound was hit
+
+    // The kernel watchdog (amdqp.ko's max_suspend_ms), which must never be
+    // the one to resume: max_continuous_suspend + guard_margin must stay below.
+    std::chrono::nanoseconds watchdog_max_suspend = 5000ms;
+    std::chrono::nanoseconds guard_margin = 100ms;  // the daemon's worst wake-up lateness
+
+    SuspendOrder order = SuspendOrder::kBeforeDoorbell;
+
+    // Every problem, one sentence each; empty when the config is usable.
+    std::vector<std::string> validate() const;
+};
+
+}  // namespace amdqp::policy
+
+#endif

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+// The preemption policy: decides which GPUs run only their busiest
+// priority level. Fed inventory events and activity samples, reads time
+// from a Clock, acts through Actions; no I/O, no threads, no globals, so
+// the daemon, an in-process controller, unit tests with a fake clock and a
+// trace-driven simulator run the same code. Not thread safe: one caller.
+//
+// Rules (Documentation/policy.rst explains them):
+//  - A queue is busy from a new doorbell (or a busy hint) until its read
+//    index caught up with its write index and no hint is open, then stays
+//    "active" for an adaptive hysteresis (gap_estimator.hpp).
+//  - An active queue of priority P makes its GPU's level at least P; an
+//    active queue of a group does so on every GPU the group spans.
+//  - On a GPU at level L every queue with priority < L is suspended, so
+//    equal priorities never suspend each other.
+//  - A group with a queue suspended on one GPU is suspended on every GPU
+//    it spans (the level there rises to the group's priority + 1).
+//  - A GPU kept suspended for max_continuous_suspend, or whose lower work
+//    got less than min_low_share of share_window, runs everything for
+//    min_run_slice (with every GPU tied to it by a group).
+//  - All GPUs that rise to one level in one step are one suspend_below
+//    call; all GPUs that fall in one step are one resume_all call.
+#ifndef AMDQP_POLICY_POLICY_HPP
+#define AMDQP_POLICY_POLICY_HPP
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+
+#include "amdqp/policy/config.hpp"
+#include "amdqp/policy/gap_estimator.hpp"
+#include "amdqp/policy/types.hpp"
+
+namespace amdqp::policy {
+
+struct Stats {
+    std::uint64_t suspend_calls = 0;
+    std::uint64_t resume_calls = 0;
+    std::uint64_t coop_suspends = 0;
+    std::uint64_t coop_resumes = 0;
+    std::uint64_t starvation_hits = 0;  // run slices forced by the bound
+    std::uint64_t relapses = 0;         // doorbells right after a hysteresis ran out
+};
+
+class Policy {
+  public:
+    // Throws std::invalid_argument listing Config::validate()'s errors.
+    Policy(const Config& cfg, const Clock& clock, Actions& actions);
+
+    // Inventory. Unknown keys are ignored; adding a known key updates it.
+    void add_queue(const QueueInfo& info);
+    void remove_queue(const QueueKey& key);
+    void remove_process(std::int32_t pid);  // exit or crash: all its queues
+
+    // Samples taken now; queues and processes not listed keep their state.
+    // Decides and acts before returning.
+    void update(std::span<const QueueSample> queues, std::span<const ProcessSample> procs = {});
+    // Timers only (hysteresis expiry, starvation bound, end of a run slice).
+    void tick();
+    // When tick() has something to do next, if anything.
+    std::optional<std::int64_t> next_deadline_ns() const;
+
+    SuspendOrder order() const { return cfg_.order; }
+    const Config& config() const { return cfg_; }
+    const Stats& stats() const { return stats_; }
+    // Queues with priority below this are suspended on @gpu (0: none).
+    int suspend_level(std::uint32_t gpu) const;
+    bool active(const QueueKey& key) const;
+    std::optional<std::chrono::nanoseconds> hysteresis(const QueueKey& key) const;
+    bool coop_suspended(std::int32_t pid) const { return coop_applied_.contains(pid); }
+
+  private:
+    enum class Activity { kIdle, kBusy, kLingering };
+
+    struct Queue {
+        Queue(const QueueInfo& i, const Config& cfg) : info(i), est(cfg) {}
+        QueueInfo info;
+        GapEstimator est;
+        Activity activity = Activity::kIdle;
+        std::uint64_t doorbells = 0;
+        bool seen = false;     // a sample arrived (doorbells is a baseline)
+        bool pending = false;  // read index behind write index at the last sample
+        std::int64_t idle_since = 0;
+        std::optional<std::int64_t> expired_at;  // hysteresis ran out here
+        std::int64_t expired_idle_since = 0;
+        std::chrono::nanoseconds expired_h{0};
+    };
+
+    struct Gpu {
+        int applied = 0;                                            // level passed to the kernel
+        bool reapply = false;                                       // a new victim arrived
+        std::optional<std::int64_t> since;                          // starved continuously since
+        std::optional<std::int64_t> run_until;                      // forced run slice
+        std::deque<std::pair<std::int64_t, std::int64_t>> starved;  // in share_window
+    };
+
+    void observe(Queue& q, const QueueSample* s, bool hinted, std::int64_t now);
+    void go_busy(Queue& q, std::int64_t at);
+    void expire(std::int64_t now);
+    void decide();
+    std::map<std::uint32_t, int> wanted_levels(std::int64_t now) const;
+    void close_over_groups(std::map<std::uint32_t, int>& level) const;
+    std::set<std::uint32_t> group_closure(std::set<std::uint32_t> gpus) const;
+    void account(std::int64_t now);
+    std::int64_t starved_in_window(const Gpu& g, std::int64_t now) const;
+
+    Config cfg_;
+    const Clock& clock_;
+    Actions& actions_;
+    Stats stats_;
+    std::map<QueueKey, Queue> queues_;
+    std::map<std::int32_t, bool> hinted_;  // pid -> hint open
+    std::map<std::uint32_t, Gpu> gpus_;
+    std::set<std::int32_t> coop_applied_;
+};
+
+}  // namespace amdqp::policy
+
+#endif

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+#include "amdqp/policy/config.hpp"
+
+#include <chrono>
+#include <sstream>
+
+namespace amdqp::policy {
+
+std::string_view to_string(SuspendOrder order) {
+    switch (order) {
+        case SuspendOrder::kBeforeDoorbell:
+            return "before-doorbell";
+        case SuspendOrder::kAfterDoorbell:
+            return "after-doorbell";
+    }
+    return "?";
+}
+
+namespace {
+
+// "12.5 ms": Debian 12's GCC has no <format>.
+std::string ms(std::chrono::nanoseconds d) {
+    std::ostringstream os;
+    os << std::chrono::duration<double, std::milli>(d).count() << " ms";
+    return os.str();
+}
+
+}  // namespace
+
+std::vector<std::string> Config::validate() const {
+    std::vector<std::string> err;
+    if (hysteresis_min <= 0ns)
+        err.push_back("hysteresis_min must be > 0");
+    if (hysteresis_max < hysteresis_min)
+        err.push_back("hysteresis_max (" + ms(hysteresis_max) + ") must be >= hysteresis_min (" +
+                      ms(hysteresis_min) + ")");
+    if (hysteresis_initial < hysteresis_min || hysteresis_initial > hysteresis_max)
+        err.push_back("hysteresis_initial (" + ms(hysteresis_initial) +
+                      ") must lie in [hysteresis_min, hysteresis_max]");
+    if (!(hysteresis_factor >= 1.0))
+        err.push_back("hysteresis_factor must be >= 1 (the hysteresis must exceed the gaps)");
+    if (!(hysteresis_quantile > 0.0 && hysteresis_quantile <= 1.0))
+        err.push_back("hysteresis_quantile must lie in (0, 1]");
+    if (hysteresis_window == 0)
+        err.push_back("hysteresis_window must be >= 1 burst");
+    if (!(relapse_factor >= 1.0))
+        err.push_back("relapse_factor must be >= 1");
+    if (max_continuous_suspend <= 0ns)
+        err.push_back("max_continuous_suspend must be > 0");
+    if (!(min_low_share >= 0.0 && min_low_share < 1.0))
+        err.push_back("min_low_share must lie in [0, 1)");
+    if (share_window <= 0ns)
+        err.push_back("share_window must be > 0");
+    if (min_run_slice <= 0ns)
+        err.push_back("min_run_slice must be > 0");
+    if (guard_margin < 0ns)
+        err.push_back("guard_margin must be >= 0");
+    if (max_continuous_suspend + guard_margin >= watchdog_max_suspend)
+        err.push_back("max_continuous_suspend (" + ms(max_continuous_suspend) +
+                      ") + guard_margin (" + ms(guard_margin) +
+                      ") must stay below the kernel watchdog's max_suspend_ms (" +
+                      ms(watchdog_max_suspend) + "), or the watchdog resumes first");
+    if (hysteresis_max >= max_continuous_suspend)
+        err.push_back("hysteresis_max (" + ms(hysteresis_max) +
+                      ") must be below max_continuous_suspend (" + ms(max_continuous_suspend) +
+                      ")");
+    return err;
+}
+
+}  // namespace amdqp::policy
