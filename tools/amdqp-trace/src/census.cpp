@@ -42,6 +42,7 @@ bool is_kfd_queue_function(std::string_view f) {
 void Analysis::begin_file(const std::string &path, std::string_view format) {
     file_ = path;
     format_ = std::string(format);
+    hqd_slots_.clear();
     if (format == "kfd-hqds") {
         hqds.emplace_back();
         hqds.back().file = path;
@@ -57,6 +58,18 @@ void Analysis::hqd(const HqdRecord &r) {
     if (hqds.empty()) { // records pushed without begin_file (tests, fuzzers)
         hqds.emplace_back();
         hqds.back().file = file_;
+    }
+    if (!hqd_slots_.emplace(r.gpu_id, r.xcc, r.hiq, r.mec, r.pipe, r.queue).second) {
+        if (hqds.size() >= kMaxEntities) { // memory stays bounded on any input
+            ++dropped;
+            return;
+        }
+        uint32_t next = hqds.back().index + 1;
+        hqds.emplace_back();
+        hqds.back().file = file_;
+        hqds.back().index = next;
+        hqd_slots_.clear();
+        hqd_slots_.emplace(r.gpu_id, r.xcc, r.hiq, r.mec, r.pipe, r.queue);
     }
     HqdSnapshot &s = hqds.back();
     if (!room(s.gpus, r.gpu_id)) {
@@ -286,6 +299,22 @@ void Analysis::amdqp_event(const TraceEvent &e) {
     } else if (e.name == "amdqp_watchdog") {
         ++amdqp_watchdogs;
     }
+}
+
+uint32_t Analysis::snapshots_in_file(const HqdSnapshot &s) const {
+    uint32_t n = 0;
+    for (const auto &o : hqds)
+        if (o.file == s.file)
+            n = std::max(n, o.index);
+    return n;
+}
+
+const HqdSnapshot &Analysis::last_in_file(const HqdSnapshot &s) const {
+    const HqdSnapshot *last = &s;
+    for (const auto &o : hqds)
+        if (o.file == s.file && o.index > last->index)
+            last = &o;
+    return *last;
 }
 
 const HqdSnapshot *Analysis::peak_hqds() const {

@@ -47,8 +47,11 @@ struct GpuSnapshot {
     }
 };
 
+// One dump of kfd/hqds. A file may hold several (sampled with `cat >> log` in a
+// loop): each is its own snapshot, numbered from 1 within its file.
 struct HqdSnapshot {
     std::string file;
+    uint32_t index = 1;
     std::map<std::string, GpuSnapshot> gpus;
     std::vector<HqdRecord> active; // active user HQDs (capped)
     uint32_t active_user() const {
@@ -117,6 +120,11 @@ public:
 
     // The hqds snapshot with the most active user HQDs (the census reports it).
     const HqdSnapshot *peak_hqds() const;
+    // How many snapshots the file of s holds.
+    uint32_t snapshots_in_file(const HqdSnapshot &s) const;
+    // The last snapshot of the file of s (dumps in one file are in time order;
+    // files of a folder need not be).
+    const HqdSnapshot &last_in_file(const HqdSnapshot &s) const;
 
     // ---- results ----
     std::vector<HqdSnapshot> hqds;
@@ -155,6 +163,9 @@ private:
     void amdqp_event(const TraceEvent &e);
     std::string file_;
     std::string format_;
+    // HQD slots (gpu, xcc, hiq, mec, pipe, queue) of the current snapshot: a slot
+    // seen again starts the next dump.
+    std::set<std::tuple<std::string, uint32_t, bool, uint32_t, uint32_t, uint32_t>> hqd_slots_;
 };
 
 // Functions of the KFD device queue manager worth tracing (see ftrace_scripts).

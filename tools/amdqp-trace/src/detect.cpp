@@ -92,16 +92,19 @@ Format detect_format(std::string_view head, std::string &why) {
     }
     std::string_view t = trim(head);
     if (t[0] == '{' || t[0] == '[') {
-        if (t.find("\"traceEvents\"") != std::string_view::npos || t[0] == '[')
-            return Format::Rocprof;
-        if (t.find("\"ph\"") != std::string_view::npos)
+        // dmesg, PyTorch warnings and "[INFO ...]" logs also start with '[': only
+        // a JSON array of objects or an object with trace keys is a Chrome trace.
+        std::string_view in = t[0] == '[' ? trim(t.substr(1)) : t;
+        bool object = !in.empty() && (in[0] == '{' || (t[0] == '[' && in[0] == ']'));
+        if (object && (t.find("\"traceEvents\"") != std::string_view::npos ||
+                       t.find("\"ph\"") != std::string_view::npos || in[0] == ']'))
             return Format::Rocprof;
     }
-    // Judge by the first lines that say something; the last line may be cut off.
+    // Judge by the whole sample: a HIP log may start with many lines of the
+    // application's own output. The last line may be cut off, so it is not used.
     size_t pos = 0;
-    int looked = 0;
-    bool hip = false, workload = false;
-    while (pos < head.size() && looked < 400) {
+    bool hip = false, workload = false, ftrace = false;
+    while (pos < head.size()) {
         size_t nl = head.find('\n', pos);
         if (nl == std::string_view::npos)
             break; // partial last line of the sample
@@ -109,11 +112,23 @@ Format detect_format(std::string_view head, std::string &why) {
         pos = nl + 1;
         if (l.empty())
             continue;
-        ++looked;
+        if (starts_with(l, "# amdqp-capture hip-log"))
+            return Format::HipLog; // amdqp-capture's own header
         if (starts_with(l, "# tracer:") || starts_with(l, "# entries-in-buffer"))
             return Format::Ftrace;
-        if (starts_with(l, "Node ") && l.find(", gpu_id ") != std::string_view::npos)
+        if (starts_with(l, "Node ") && l.find(", gpu_id ") != std::string_view::npos) {
+            // kfd/hqds and kfd/rls share the node header; rls follows it with a hex
+            // dump of the runlist buffer, hqds with a queue header.
+            size_t end = head.find('\n', pos);
+            std::string_view next = end == std::string_view::npos
+                                        ? std::string_view{}
+                                        : trim(head.substr(pos, end - pos));
+            if (next.size() > 9 && next[8] == ':' && parse_u64(next.substr(0, 8), 16)) {
+                why = "kfd runlist dump (debugfs kfd/rls): not analysed";
+                return Format::Unknown;
+            }
             return Format::Hqds;
+        }
         if (starts_with(l, "Process ") && l.find(" PASID ") != std::string_view::npos)
             return Format::Mqds;
         if (hip_log_line(l))
@@ -121,9 +136,11 @@ Format detect_format(std::string_view head, std::string &why) {
         if (starts_with(l, "[HIGH]") || starts_with(l, "[LOW]") ||
             l.find("Dual Model") != std::string_view::npos)
             workload = true;
-        if (!hip && !workload && ftrace_line(l))
-            return Format::Ftrace;
+        if (!hip && !workload && !ftrace && ftrace_line(l))
+            ftrace = true;
     }
+    if (ftrace && !hip && !workload)
+        return Format::Ftrace;
     if (hip)
         return Format::HipLog;
     if (workload)

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "error.h"
 #include "text.h"
@@ -136,14 +137,83 @@ private:
     bool overlong_ = false;
 };
 
-std::string read_head(const std::string &path, size_t n) {
-    File f(std::fopen(path.c_str(), "rb"));
-    if (!f)
+class NullSink : public Sink {};
+
+// An opened input: a file, or stdin for "-". Pipes cannot be reopened, so what
+// format detection read is kept in head and parsed before the rest of the stream.
+struct Source {
+    std::string name;
+    File owned;
+    std::FILE *fp = nullptr;
+    std::string head;
+    uint64_t total = 0; // size for the progress indicator; 0 when unknown (pipes)
+};
+
+Source open_source(const std::string &path) {
+    Source s;
+    s.name = path;
+    if (path == "-") {
+        s.name = "<stdin>";
+        s.fp = stdin;
+        return s;
+    }
+    s.owned.reset(std::fopen(path.c_str(), "rb"));
+    if (!s.owned)
         throw InputError(path + ": cannot open: " + std::strerror(errno));
-    std::string buf(n, '\0');
-    size_t got = std::fread(buf.data(), 1, n, f.get());
-    buf.resize(got);
-    return buf;
+    s.fp = s.owned.get();
+    std::error_code ec;
+    if (fs::is_regular_file(path, ec))
+        s.total = fs::file_size(path, ec);
+    if (ec)
+        s.total = 0;
+    return s;
+}
+
+void read_head(Source &s, size_t n) {
+    s.head.resize(n);
+    size_t got = 0;
+    // A pipe delivers short reads; keep going until n bytes or end of input.
+    while (got < n) {
+        size_t r = std::fread(s.head.data() + got, 1, n - got, s.fp);
+        if (r == 0)
+            break;
+        got += r;
+    }
+    s.head.resize(got);
+    if (std::ferror(s.fp))
+        throw InputError(s.name + ": read error");
+}
+
+InputStats parse_source(Source &src, Format f, Sink &sink, const InputOptions &opt) {
+    InputStats st;
+    st.path = src.name;
+    st.format = f;
+    auto parser = make_parser(f, sink);
+    if (!parser)
+        throw InputError(src.name + ": no parser for format");
+    Progress prog(opt.progress, src.name, src.total);
+    sink.begin_file(src.name, format_name(f));
+    LineFeeder feeder(*parser, f, opt.keep_going, st);
+    std::vector<char> buf(1 << 20);
+    try {
+        st.bytes += src.head.size();
+        feeder.bytes(src.head);
+        for (;;) {
+            size_t got = std::fread(buf.data(), 1, buf.size(), src.fp);
+            if (got == 0)
+                break;
+            st.bytes += got;
+            feeder.bytes(std::string_view(buf.data(), got));
+            prog.update(st.bytes);
+        }
+        if (std::ferror(src.fp))
+            throw InputError(src.name + ": read error");
+        feeder.finish();
+    } catch (const ParseError &e) {
+        throw InputError(e.where(src.name));
+    }
+    sink.end_file();
+    return st;
 }
 
 void collect(const fs::path &p, std::vector<std::string> &out, int depth) {
@@ -172,40 +242,8 @@ void collect(const fs::path &p, std::vector<std::string> &out, int depth) {
 } // namespace
 
 InputStats parse_file(const std::string &path, Format f, Sink &sink, const InputOptions &opt) {
-    InputStats st;
-    st.path = path;
-    st.format = f;
-    auto parser = make_parser(f, sink);
-    if (!parser)
-        throw InputError(path + ": no parser for format");
-    File file(std::fopen(path.c_str(), "rb"));
-    if (!file)
-        throw InputError(path + ": cannot open: " + std::strerror(errno));
-    std::error_code ec;
-    uint64_t total = fs::file_size(path, ec);
-    if (ec)
-        total = 0;
-    Progress prog(opt.progress, path, total);
-    sink.begin_file(path, format_name(f));
-    LineFeeder feeder(*parser, f, opt.keep_going, st);
-    std::vector<char> buf(1 << 20);
-    try {
-        for (;;) {
-            size_t got = std::fread(buf.data(), 1, buf.size(), file.get());
-            if (got == 0)
-                break;
-            st.bytes += got;
-            feeder.bytes(std::string_view(buf.data(), got));
-            prog.update(st.bytes);
-        }
-        if (std::ferror(file.get()))
-            throw InputError(path + ": read error");
-        feeder.finish();
-    } catch (const ParseError &e) {
-        throw InputError(e.where(path));
-    }
-    sink.end_file();
-    return st;
+    Source src = open_source(path);
+    return parse_source(src, f, sink, opt);
 }
 
 void parse_buffer(std::string_view data, Format f, Sink &sink) {
@@ -222,9 +260,9 @@ std::vector<InputStats> parse_paths(const std::vector<std::string> &paths, Sink 
     std::vector<InputStats> all;
     for (const auto &p : paths) {
         std::error_code ec;
-        if (!fs::exists(p, ec))
+        if (p != "-" && !fs::exists(p, ec))
             throw InputError(p + ": no such file or folder");
-        bool folder = fs::is_directory(p, ec);
+        bool folder = p != "-" && fs::is_directory(p, ec);
         std::vector<std::string> files;
         if (folder)
             collect(p, files, 0);
@@ -233,22 +271,54 @@ std::vector<InputStats> parse_paths(const std::vector<std::string> &paths, Sink 
         if (folder && files.empty())
             throw InputError(p + ": folder holds no capture files");
         for (const auto &f : files) {
+            // In a folder one bad file must not cost the analysis of the others:
+            // unless --strict, it is named with its reason and left out.
+            bool tolerant = folder && !opt.strict;
+            auto skip = [&](const std::string &why) {
+                std::fprintf(stderr, "amdqp-trace: note: skipping %s: %s\n", f.c_str(),
+                             why.c_str());
+            };
             Format fmt = Format::Unknown;
             std::string why;
-            if (opt.force_format) {
-                fmt = *opt.force_format;
-            } else {
-                fmt = detect_format(read_head(f, 1 << 16), why);
+            std::optional<Source> src;
+            try {
+                src.emplace(open_source(f));
+                if (opt.force_format) {
+                    fmt = *opt.force_format;
+                } else {
+                    read_head(*src, 1 << 16);
+                    fmt = detect_format(src->head, why);
+                }
+            } catch (const InputError &e) {
+                if (!tolerant)
+                    throw;
+                skip(e.what());
+                continue;
             }
             if (fmt == Format::Unknown) {
-                if (folder) {
-                    std::fprintf(stderr, "amdqp-trace: note: skipping %s: %s\n", f.c_str(),
-                                 why.c_str());
+                if (tolerant) {
+                    skip(why);
                     continue;
                 }
-                throw InputError(f + ":1: " + why);
+                throw InputError(src->name + ":1: " + why);
             }
-            all.push_back(parse_file(f, fmt, sink, opt));
+            if (tolerant && !opt.keep_going) {
+                // With --keep-going bad lines are only warnings. Otherwise check the whole file
+                // before any of it reaches the analysis, so a file that breaks half-way leaves no
+                // partial records behind.
+                NullSink null;
+                InputOptions quiet = opt;
+                quiet.progress = false;
+                try {
+                    parse_source(*src, fmt, null, quiet);
+                } catch (const InputError &e) {
+                    skip(e.what());
+                    continue;
+                }
+                std::rewind(src->fp);
+                src->head.clear();
+            }
+            all.push_back(parse_source(*src, fmt, sink, opt));
         }
     }
     return all;

@@ -14,6 +14,7 @@ struct InputOptions {
     std::optional<Format> force_format;
     bool keep_going = false; // skip malformed lines (warn) instead of failing
     bool progress = false;   // draw progress on stderr
+    bool strict = false;     // a bad or unrecognised file in a folder is fatal
 };
 
 struct InputStats {
@@ -36,8 +37,9 @@ constexpr size_t kMaxLine = 1 << 20;
 InputStats parse_file(const std::string &path, Format f, Sink &sink, const InputOptions &opt);
 
 // Expand PATHs (folders: their files, sorted, recursively, manifest skipped) and
-// parse each. Files of unknown format inside folders are skipped with a warning;
-// named explicitly they are an error.
+// parse each; "-" is standard input. Files of unknown format or with errors inside
+// folders are skipped with a note (fatal with opt.strict); named explicitly they
+// are an error.
 std::vector<InputStats> parse_paths(const std::vector<std::string> &paths, Sink &sink,
                                     const InputOptions &opt);
 

@@ -22,7 +22,7 @@ constexpr const char *kUsage =
     "PATH is a capture folder (ftrace_scripts/amdqp-capture) or single files:\n"
     "ftrace text, /sys/kernel/debug/kfd/hqds or mqds dumps, HIP AMD_LOG_LEVEL=3\n"
     "logs, rocprof Chrome-trace JSON, dual-model workload logs. The format of\n"
-    "each file is detected from its content.\n"
+    "each file is detected from its content. '-' (or /dev/stdin) reads standard input.\n"
     "\n"
     "commands:\n"
     "  census     user queues per process and GPU, active HQDs per GPU and XCC\n"
@@ -36,6 +36,8 @@ constexpr const char *kUsage =
     "  --format NAME      force the input format: ftrace, kfd-hqds, kfd-mqds,\n"
     "                     hip-log, rocprof-json, workload-log\n"
     "  --keep-going       skip malformed lines with a warning instead of failing\n"
+    "  --strict           in a folder, a file that is not recognised or has errors\n"
+    "                     is fatal (default: named on stderr and skipped)\n"
     "  --no-progress      no progress indicator (default: on when stderr is a tty)\n"
     "  -h, --help         this text\n";
 
@@ -127,6 +129,8 @@ int main(int argc, char **argv) {
             opt.force_format = f;
         } else if (a == "--keep-going") {
             opt.keep_going = true;
+        } else if (a == "--strict") {
+            opt.strict = true;
         } else if (a == "--no-progress") {
             opt.progress = false;
         } else if (a == "--") {

@@ -69,7 +69,7 @@ public:
                     sink_.lost_events(*n);
                 return;
             }
-            if (l.find("buffer started") != std::string_view::npos ||
+            if (l.find("buffer started") != std::string_view::npos || l.ends_with(" is empty") ||
                 l.find("data recorded") != std::string_view::npos)
                 return; // trace-cmd banners
         }

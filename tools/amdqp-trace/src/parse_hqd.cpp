@@ -29,6 +29,13 @@ public:
             parse_header(l, lineno);
             return;
         }
+        if (l == "Device is stopped") {
+            // KFD prints this for a GPU whose scheduler is stopped (reset, suspend):
+            // it has no HQD registers to show, which is not an error in the dump.
+            flush();
+            in_block_ = false;
+            return;
+        }
         if (l.size() > 9 && l[8] == ':' && parse_u64(l.substr(0, 8), 16)) {
             parse_regs(l, lineno);
             return;

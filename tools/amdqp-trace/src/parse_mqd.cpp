@@ -1,6 +1,9 @@
 // Parser for /sys/kernel/debug/kfd/mqds (pqm_debugfs_mqds): per process, each user
 // queue's MQD as a hex dump; on gfx9.4.3 one MQD per XCC, each dump from offset 0.
+#include <algorithm>
 #include <array>
+#include <map>
+#include <utility>
 
 #include "error.h"
 #include "parsers.h"
@@ -60,7 +63,27 @@ public:
                                      std::string(l.substr(0, 60)) + "'");
     }
 
-    void finish(uint64_t lineno) override { close_queue(lineno); }
+    void finish(uint64_t lineno) override {
+        // debugfs output cut at a line boundary parses cleanly; only comparing
+        // with the complete MQDs and queues before it shows what is missing.
+        if (in_mqd_) {
+            auto it = full_len_.find(cur_.kind);
+            if (it != full_len_.end() && next_off_ < it->second)
+                throw ParseError(lineno, "MQD dump ends at offset " + hex(next_off_) +
+                                             ", earlier " + cur_.kind + " MQDs end at " +
+                                             hex(it->second) + " (truncated dump?)");
+        }
+        flush(lineno);
+        if (in_queue_) {
+            auto it = full_xccs_.find({cur_.kind, cur_.gpu_id});
+            if (it != full_xccs_.end() && xcc_ordinal_ < it->second)
+                throw ParseError(lineno, "last queue has " + std::to_string(xcc_ordinal_) +
+                                             " MQDs, earlier " + cur_.kind + " queues on " +
+                                             cur_.gpu_id + " have " + std::to_string(it->second) +
+                                             " (truncated dump?)");
+        }
+        close_queue(lineno);
+    }
 
 private:
     void parse_process(std::string_view l, uint64_t lineno) {
@@ -119,6 +142,8 @@ private:
         if (!in_mqd_)
             return;
         in_mqd_ = false;
+        uint64_t &len = full_len_[cur_.kind];
+        len = std::max(len, next_off_);
         cur_.xcc_ordinal = xcc_ordinal_++;
         cur_.has_regs = cur_.kind == "Compute" && got_ == kQueueRegCount;
         if (cur_.has_regs)
@@ -129,6 +154,10 @@ private:
     // A queue whose MQD was not dumped still counts as a queue of the process.
     void close_queue(uint64_t lineno) {
         flush(lineno);
+        if (in_queue_) {
+            uint32_t &n = full_xccs_[{cur_.kind, cur_.gpu_id}];
+            n = std::max(n, xcc_ordinal_);
+        }
         if (in_queue_ && xcc_ordinal_ == 0) {
             cur_.xcc_ordinal = 0;
             cur_.has_regs = false;
@@ -146,6 +175,9 @@ private:
     std::array<uint32_t, kQueueRegCount> regs_{};
     size_t got_ = 0;
     uint64_t next_off_ = 0;
+    // Longest MQD per kind and most MQDs per queue per (kind, gpu) seen so far.
+    std::map<std::string, uint64_t> full_len_;
+    std::map<std::pair<std::string, std::string>, uint32_t> full_xccs_;
 };
 
 } // namespace

@@ -58,15 +58,14 @@ public:
             cur_.high_model = model(l);
         else if (starts_with(l, "Low Priority:") || starts_with(l, "Low priority:"))
             cur_.low_model = model(l);
-        else if (starts_with(l, "[HIGH] Results:"))
-            section_ = 'H';
-        else if (starts_with(l, "[LOW] Results:"))
-            section_ = 'L';
-        else if (starts_with(l, "[HIGH] Error:") || starts_with(l, "[LOW] Error:")) {
-            if (cur_.scenario.find("(error)") == std::string::npos)
-                cur_.scenario += " (error)";
-            errors_ = true;
-        } else if (section_ == 'H' && starts_with(l, "Latency P50:"))
+        else if (starts_with(l, "[HIGH] Results:") || starts_with(l, "[LOW] Results:")) {
+            section_ = l[1] == 'H' ? 'H' : 'L';
+            results_ = true;
+        } else if (starts_with(l, "[HIGH] Error:") || starts_with(l, "[LOW] Error:") ||
+                   l.find("symbol lookup error") != std::string_view::npos ||
+                   l.find("Segmentation fault") != std::string_view::npos)
+            mark_error();
+        else if (section_ == 'H' && starts_with(l, "Latency P50:"))
             cur_.high_p50_ms = num_field(l, "P50:");
         else if (section_ == 'H' && starts_with(l, "Latency P99:"))
             cur_.high_p99_ms = num_field(l, "P99:");
@@ -93,17 +92,26 @@ private:
         return m;
     }
 
+    void mark_error() {
+        if (cur_.scenario.find("(error)") == std::string::npos)
+            cur_.scenario += " (error)";
+    }
+
     void emit() {
+        // A run that printed no results crashed or was cut off: its zeros are not
+        // measurements.
+        if (active_ && !results_)
+            mark_error();
         if (active_)
             sink_.workload(cur_);
         active_ = false;
         section_ = 0;
-        errors_ = false;
+        results_ = false;
     }
 
     Sink &sink_;
     WorkloadResult cur_;
-    bool active_ = false, errors_ = false;
+    bool active_ = false, results_ = false;
     char section_ = 0;
 };
 

@@ -122,12 +122,25 @@ void write_census_text(std::ostream &os, const Analysis &a) {
         os << "\nNo kfd hqds dump in the input: no per-GPU/XCC HQD census.\n";
         return;
     }
-    os << "\nActive HQDs per GPU and XCC (" << peak->file << ")\n";
+    uint32_t nsnap = a.snapshots_in_file(*peak);
+    if (nsnap > 1) {
+        // Counts of several dumps must not add up: show the busiest one and the last.
+        os << "\nActive HQDs per GPU and XCC (" << peak->file << ", snapshot " << peak->index
+           << " of " << nsnap << ": the one with the most active user HQDs)\n";
+    } else {
+        os << "\nActive HQDs per GPU and XCC (" << peak->file << ")\n";
+    }
     os << fmt("  %-6s %-5s %5s %12s %6s  %s\n", "gpu", "node", "xccs", "active_user", "hiq",
               "per-XCC user HQDs");
     for (const auto &[id, g] : by_node(*peak))
         os << fmt("  %-6s %-5u %5zu %12u %6u  %s\n", id.c_str(), g->node, g->xcc.size(),
                   g->active_user(), hiq_active(*g), per_xcc_text(*g).c_str());
+    if (a.hqds.size() > 1) {
+        os << "  hqds snapshots (active user HQDs each; max " << peak->active_user()
+           << ", last of that file " << a.last_in_file(*peak).active_user() << "):\n";
+        for (const auto &s : a.hqds)
+            os << fmt("    %-40s #%-4u %6u\n", s.file.c_str(), s.index, s.active_user());
+    }
 }
 
 void write_census_json(std::ostream &os, const Analysis &a) {
@@ -145,6 +158,10 @@ void write_census_json(std::ostream &os, const Analysis &a) {
     os << (first ? "],\n" : "\n  ],\n");
     const HqdSnapshot *peak = a.peak_hqds();
     os << "  \"hqds_snapshot\": " << (peak ? json_str(peak->file) : "null") << ",\n";
+    if (peak)
+        os << "  \"hqds_snapshot_index\": " << peak->index
+           << ",\n  \"hqds_max_active\": " << peak->active_user()
+           << ",\n  \"hqds_last_active\": " << a.last_in_file(*peak).active_user() << ",\n";
     os << "  \"gpus\": [";
     first = true;
     if (peak)
@@ -168,8 +185,8 @@ void write_census_json(std::ostream &os, const Analysis &a) {
     for (const auto &s : a.hqds) {
         os << (first ? "\n" : ",\n");
         first = false;
-        os << "    {\"file\": " << json_str(s.file) << ", \"active_hqds\": " << s.active_user()
-           << "}";
+        os << "    {\"file\": " << json_str(s.file) << ", \"snapshot\": " << s.index
+           << ", \"active_hqds\": " << s.active_user() << "}";
     }
     os << (first ? "]\n" : "\n  ]\n");
     os << "}\n";
@@ -192,7 +209,10 @@ void write_report(std::ostream &os, const Analysis &a, const std::vector<InputSt
     for (const auto &s : a.hqds) {
         if (s.active.empty())
             continue;
-        os << "\n== Active user HQDs in " << s.file << "\n";
+        os << "\n== Active user HQDs in " << s.file;
+        if (a.snapshots_in_file(s) > 1)
+            os << " (snapshot " << s.index << ")";
+        os << "\n";
         os << fmt("  %-6s %3s %4s %5s %4s %4s %-6s %-16s %9s %8s %8s %6s\n", "gpu", "xcc", "pipe",
                   "queue", "vmid", "prio", "pipe_p", "ring_base", "ring_size", "rptr", "wptr",
                   "dbell");
@@ -313,10 +333,18 @@ void write_report(std::ostream &os, const Analysis &a, const std::vector<InputSt
         os << "\n== Workload runs (dual-model logs)\n";
         os << fmt("  %-22s %-10s %8s %8s %8s %-10s %6s %9s %9s\n", "run", "high", "req/s", "P50 ms",
                   "P99 ms", "low", "batch", "iter/s", "img/s");
-        for (const auto &w : a.workloads)
-            os << fmt("  %-22s %-10s %8.2f %8.2f %8.2f %-10s %6d %9.2f %9.1f\n", w.scenario.c_str(),
-                      w.high_model.c_str(), w.high_rate, w.high_p50_ms, w.high_p99_ms,
-                      w.low_model.c_str(), w.low_batch, w.low_iter_s, w.low_img_s);
+        for (const auto &w : a.workloads) {
+            // A failed run's missing values are unknown, not zero.
+            bool failed = w.scenario.find("(error)") != std::string::npos;
+            auto num = [failed](double v, int decimals) {
+                return failed && v == 0 ? std::string("-") : fmt("%.*f", decimals, v);
+            };
+            os << fmt("  %-22s %-10s %8s %8s %8s %-10s %6s %9s %9s\n", w.scenario.c_str(),
+                      w.high_model.c_str(), num(w.high_rate, 2).c_str(),
+                      num(w.high_p50_ms, 2).c_str(), num(w.high_p99_ms, 2).c_str(),
+                      w.low_model.c_str(), num(w.low_batch, 0).c_str(),
+                      num(w.low_iter_s, 2).c_str(), num(w.low_img_s, 1).c_str());
+        }
     }
     if (a.dropped)
         os << "\nNote: " << a.dropped << " records beyond the per-entity caps were not kept.\n";
