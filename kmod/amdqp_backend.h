@@ -34,13 +34,23 @@ struct amdqp_queue_stats {
 	u64 completed;
 };
 
+/*
+ * The longest preemption deadline a backend is handed, in us. The kfd path
+ * ends in an 8-bit CP wait-count field that reads 0 as "no limit", so a
+ * deadline it cannot represent must never reach it: the core clamps every
+ * caller's grace_us to this once (amdqp_reconcile()), and every backend,
+ * the sim included, sees the same effective deadline.
+ */
+#define AMDQP_GRACE_MAX_US	255U
+
 /**
  * struct amdqp_backend_ops - what the core asks of a backend
  * @suspend: take @n queues of @dev off the hardware. @results[i] gets 0 or
  *	a negative errno per queue (-ENOENT if the queue is being destroyed,
  *	-ETIME on a preemption timeout, -EBUSY if it cannot act now). Under
  *	HWS all @n must be handled by one scheduler update. @grace_us is the
- *	preemption deadline, 0 for the backend's default. Return 0, or a
+ *	preemption deadline, 0 for the backend's default, otherwise already
+ *	clamped by the core to 1..AMDQP_GRACE_MAX_US. Return 0, or a
  *	negative errno if the whole device failed (then results are ignored
  *	and every queue counts as failed).
  * @resume: put @n queues of @dev back; same conventions.

@@ -4,6 +4,7 @@
  * with what the holds ask for (nr_holds > 0), with one backend call per
  * direction per device, devices in parallel.
  */
+#include <linux/minmax.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 
@@ -150,7 +151,8 @@ static void amdqp_dev_job_fn(struct work_struct *work)
  *	skipped
  * @n: entries
  * @results: out: 0, or the negative errno of the scheduler update
- * @grace_us: preemption deadline passed to the backend
+ * @grace_us: preemption deadline in us, 0 for the backend's default;
+ *	clamped to AMDQP_GRACE_MAX_US before any backend sees it
  * @latency_ns: out, may be NULL: wall time of the slowest device
  *
  * Must be called without amdqp_lock and without any sched_lock.
@@ -192,7 +194,7 @@ void amdqp_reconcile(struct amdqp_queue **qs, unsigned int n, int *results,
 		jobs[j].qs = packed + fill;
 		jobs[j].idx = idx + fill;
 		jobs[j].res = results;
-		jobs[j].grace_us = grace_us;
+		jobs[j].grace_us = min(grace_us, AMDQP_GRACE_MAX_US);
 		fill += jobs[j].n;
 		jobs[j].n = 0;
 	}

@@ -29,9 +29,12 @@
 #define pr_fmt(fmt) "amdqp: " fmt
 
 #include <linux/atomic.h>
+#include <linux/build_bug.h>
 #include <linux/err.h>
 #include <linux/kernel.h>
 #include <linux/list.h>
+#include <linux/math.h>
+#include <linux/minmax.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/notifier.h>
@@ -95,6 +98,34 @@ static struct kfd_qctl_client kfdbe_client;
 
 /* --- ops called by the core ---------------------------------------- */
 
+/*
+ * The glue hands the grace period to CP_IQ_WAIT_TIME2.SCH_WAVE unchanged:
+ * 8 bits of wait counts of 1K GPU clock cycles each (kfd_ioctl.h,
+ * AMDKFD_IOC_DBG_TRAP suspend's grace_period), where 0 (or anything the
+ * 8-bit mask truncates to 0) means no limit: the waves are never saved,
+ * the unmap fence times out and KFD resets the whole GPU.
+ *
+ * Assumption, measured by tools/hw-validate (grace-unit check): a 1 GHz
+ * GPU clock, so one count per us. The clock varies with the part and its
+ * power state; at 2 GHz a count is 0.5 us and the real grace half the
+ * requested one. The core already clamped @grace_us to AMDQP_GRACE_MAX_US.
+ */
+#define KFDBE_GRACE_US_PER_COUNT	1U
+#define KFDBE_GRACE_MAX_COUNTS		255U	/* SCH_WAVE is 8 bits */
+#define KFDBE_GRACE_DEFAULT		U32_MAX	/* USE_DEFAULT_GRACE_PERIOD */
+
+static u32 kfdbe_grace_counts(u32 grace_us)
+{
+	BUILD_BUG_ON(DIV_ROUND_UP(AMDQP_GRACE_MAX_US, KFDBE_GRACE_US_PER_COUNT) >
+		     KFDBE_GRACE_MAX_COUNTS);
+
+	if (!grace_us)
+		return KFDBE_GRACE_DEFAULT;
+	/* Never 0 counts: that would be an infinite grace. */
+	return clamp(DIV_ROUND_UP(grace_us, KFDBE_GRACE_US_PER_COUNT), 1U,
+		     KFDBE_GRACE_MAX_COUNTS);
+}
+
 static int kfdbe_apply(struct amdqp_device *adev, struct amdqp_queue **qs,
 		       unsigned int n, int *results, bool suspend,
 		       u32 grace_us)
@@ -119,9 +150,7 @@ static int kfdbe_apply(struct amdqp_device *adev, struct amdqp_queue **qs,
 		hs[i] = kq->h;
 	}
 	if (suspend)
-		/* 0: the driver's default CP grace period. */
-		ret = api.suspend(hs, n, grace_us ? grace_us : U32_MAX,
-				  results);
+		ret = api.suspend(hs, n, kfdbe_grace_counts(grace_us), results);
 	else
 		ret = api.resume(hs, n, results);
 	if (ret > 0) {

@@ -290,7 +290,9 @@ static bool sim_busy(struct sim_dev *sd)
 /*
  * Simulated preemption timeout: the firmware sits on the unmap for the
  * timeout (or the caller's grace period, if shorter), then gives up with
- * everything still mapped.
+ * everything still mapped. @grace_us arrives clamped by the core to
+ * AMDQP_GRACE_MAX_US, the ceiling of the CP's 8-bit wait count, so a long
+ * grace here behaves as on hardware: capped, never unlimited.
  */
 static bool sim_preempt_fails(struct sim_dev *sd, u64 cost_us, u32 grace_us)
 {

@@ -283,6 +283,58 @@ TEST_F(faults, grace_exceeded)
 				true));
 }
 
+/*
+ * On hardware the grace reaches an 8-bit CP wait count where 0 means no
+ * limit; a multiple of 256 us must not become that. The core caps every
+ * grace at 255 us, so a failing unmap with a grace of 256 * 3906 us gives
+ * up after the cap, not after the grace asked for (nor never).
+ */
+TEST_F(faults, grace_capped)
+{
+	static const uint32_t graces[] = { 256, 256 * 3906 };
+	struct amdqp_batch b;
+	uint64_t timeout_ms;
+	unsigned int i;
+
+	ASSERT_EQ(0, sim_knob_get(self->gpu, "preempt_timeout_ms", &timeout_ms));
+	ASSERT_EQ(0, sim_knob_set(self->gpu, "preempt_timeout_ms", 3000));
+	for (i = 0; i < ARRAY_SIZE(graces); i++) {
+		b = (struct amdqp_batch){ .refs = (uintptr_t)self->refs,
+					  .count = 1,
+					  .ref_size = sizeof(self->refs[0]),
+					  .grace_us = graces[i] };
+		ASSERT_EQ(0, sim_knob_set(self->gpu, "fail_preempt", 1));
+		self->refs[0].result = 0x7777;
+		ASSERT_EQ(0, ioctl(self->qfd, AMDQP_IOC_SUSPEND, &b));
+		EXPECT_EQ(-ETIME, self->refs[0].result);
+		EXPECT_GT(100 * NSEC_PER_MSEC, b.latency_ns)
+			TH_LOG("grace %u us held the unmap %llu ns", graces[i],
+			       (unsigned long long)b.latency_ns);
+		EXPECT_EQ(0, consistent(self->qfd, self->sfd, self->gpu,
+					self->qid[0], false));
+	}
+	/* Capped, not zero: an unmap that fits in 255 us still succeeds. */
+	ASSERT_EQ(0, sim_knob_set(self->gpu, "fail_preempt", 0));
+	ASSERT_EQ(0, sim_knob_set(self->gpu, "unmap_latency_us", 150));
+	b.grace_us = 512;
+	self->refs[0].result = 0x7777;
+	ASSERT_EQ(0, ioctl(self->qfd, AMDQP_IOC_SUSPEND, &b));
+	EXPECT_EQ(0, self->refs[0].result);
+	EXPECT_EQ(0, consistent(self->qfd, self->sfd, self->gpu, self->qid[0],
+				true));
+	/* ...and one that does not fit fails however long the grace asked. */
+	EXPECT_EQ(0, qp_resume1(self->qfd, getpid(), self->gpu, self->qid[0]));
+	ASSERT_EQ(0, sim_knob_set(self->gpu, "unmap_latency_us", 400));
+	b.grace_us = 100000;
+	self->refs[0].result = 0x7777;
+	ASSERT_EQ(0, ioctl(self->qfd, AMDQP_IOC_SUSPEND, &b));
+	EXPECT_EQ(-ETIME, self->refs[0].result);
+	sim_knob_set(self->gpu, "unmap_latency_us", 100);
+	sim_knob_set(self->gpu, "preempt_timeout_ms", timeout_ms);
+	EXPECT_EQ(0, consistent(self->qfd, self->sfd, self->gpu, self->qid[0],
+				false));
+}
+
 TEST_F(faults, busy)
 {
 	struct amdqp_device_info di;

@@ -222,8 +222,11 @@ struct amdqp_set_priority {
  * @count: 1..AMDQP_MAX_BATCH
  * @ref_size: sizeof(struct amdqp_queue_ref) the caller knows
  * @flags: zero
- * @grace_us: suspend: time the firmware may take to preempt before it counts
- *	as a failure, 0 for the backend default; resume: zero
+ * @grace_us: suspend: time in microseconds the firmware may take to preempt
+ *	before it counts as a failure, 0 for the backend default; values
+ *	above 255 are capped at 255 (the hardware's 8-bit wait count; on
+ *	real GPUs one count is 1K GPU clock cycles, taken as 1 us); resume:
+ *	zero
  * @done: out: entries whose result is 0
  * @pad: zero
  * @latency_ns: out: wall time spent in scheduler updates

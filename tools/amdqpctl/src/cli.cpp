@@ -143,7 +143,8 @@ int run_cli(const std::vector<std::string>& args, Context& ctx, const PreloadSea
                     "(renewed every third; default 2)")
         ->type_name("SECONDS");
     sus->add_option("--grace-us", sus_opt.grace_us,
-                    "Microseconds the firmware may take to preempt (0: backend default)")
+                    "Microseconds running waves may go on before they are saved (0: backend "
+                    "default; capped at 255)")
         ->type_name("US");
     sus->footer(
         "Forms: amdqpctl suspend PID... | --queue REF... | --below LEVEL [--gpu G]... "

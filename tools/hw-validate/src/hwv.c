@@ -16,7 +16,13 @@
  *	 3. holder crash: a child suspends the queues and _exit()s without
  *	    resuming; they must advance again (fd-owned suspension);
  *	 4. exit while suspended (--victim): its queues are suspended, it is
- *	    SIGKILLed, and it must be gone within 10 s with no queue left.
+ *	    SIGKILLed, and it must be gone within 10 s with no queue left;
+ *	 5. grace: SUSPEND with grace_us 256, 512 and 65536 (values an 8-bit
+ *	    wait count would truncate to 0 = no limit) succeeds with no GPU
+ *	    reset and no preemption failure; and the grace unit: the median
+ *	    latency_ns with grace_us 255 minus that with grace_us 1, over 254,
+ *	    estimates one CP wait count in us (amdqp assumes 1 us; reported,
+ *	    failed only above 4 us, a deadline far longer than asked for).
  *
  * Exit status: 0 all checks passed, 1 a check failed, 2 usage/setup error.
  */
@@ -272,6 +278,85 @@ static void latency_tests(int fd, uint32_t pid, struct amdqp_queue_info *q,
 	fprintf(md, "\n");
 }
 
+static void dev_fault_counts(int fd, uint64_t *resets, uint64_t *pfail)
+{
+	struct amdqp_device_info d[16];
+	int i, n = list_devices(fd, d, 16);
+
+	*resets = *pfail = 0;
+	for (i = 0; i < n; i++) {
+		if (d[i].backend != AMDQP_BACKEND_KFD)
+			continue;
+		*resets += d[i].resets;
+		*pfail += d[i].preempt_failures;
+	}
+}
+
+/* SUSPEND with a grace, then RESUME; returns the core's latency_ns or 0. */
+static uint64_t grace_cycle(int fd, uint32_t pid, struct amdqp_queue_info *q,
+			    int n, uint32_t grace_us, int *ok)
+{
+	struct amdqp_queue_ref refs[MAX_Q];
+	struct amdqp_batch b = {
+		.refs = (uintptr_t)refs, .count = n, .ref_size = sizeof(refs[0]),
+		.grace_us = grace_us,
+	};
+	int i;
+
+	memset(refs, 0, sizeof(refs));
+	for (i = 0; i < n; i++) {
+		refs[i].pid = pid;
+		refs[i].gpu_id = q[i].gpu_id;
+		refs[i].queue_id = q[i].queue_id;
+	}
+	*ok = !ioctl(fd, AMDQP_IOC_SUSPEND, &b) && b.done == (uint32_t)n;
+	if (batch(fd, AMDQP_IOC_RESUME, pid, q, n, NULL) != n)
+		*ok = 0;
+	sleep_ms(20);
+	return b.latency_ns;
+}
+
+static void grace_tests(int fd, uint32_t pid, struct amdqp_queue_info *q,
+			int nq, struct hwv_shm *shm, int streams)
+{
+	static const uint32_t wrap[] = { 256, 512, 65536 };
+	uint64_t r0, f0, r1, f1, l1[21], l255[21];
+	double count_us;
+	int i, k, ok, all_ok = 1;
+
+	dev_fault_counts(fd, &r0, &f0);
+	for (i = 0; i < 3; i++) {
+		grace_cycle(fd, pid, q, nq, wrap[i], &ok);
+		all_ok &= ok;
+	}
+	dev_fault_counts(fd, &r1, &f1);
+	k = advancing(shm, streams, 500);
+	verdict("grace_multiple_of_256", all_ok && r1 == r0 && f1 == f0 &&
+		k == streams,
+		"grace_us 256/512/65536: %s, %llu reset(s), %llu preemption failure(s), %d/%d streams advance after",
+		all_ok ? "all done" : "some failed",
+		(unsigned long long)(r1 - r0), (unsigned long long)(f1 - f0),
+		k, streams);
+
+	for (i = 0; i < 21; i++) {
+		l1[i] = grace_cycle(fd, pid, q, nq, 1, &ok);
+		l255[i] = grace_cycle(fd, pid, q, nq, 255, &ok);
+	}
+	qsort(l1, 21, 8, cmp_u64);
+	qsort(l255, 21, 8, cmp_u64);
+	count_us = ((double)l255[10] - (double)l1[10]) / 254 / 1e3;
+	fprintf(js, "  \"grace_count_us\": %.3f,\n", count_us);
+	/*
+	 * Waves that end inside the grace hide it (estimate near 0): only a
+	 * count far above the assumed 1 us, a deadline much longer than the
+	 * caller asked for, fails.
+	 */
+	verdict("grace_unit", count_us < 4,
+		"one CP wait count ~ %.3f us%s (median latency %.1f us at 255, %.1f us at 1; amdqp assumes 1 us)",
+		count_us, count_us < 0.05 ? ", inconclusive: waves ended inside the grace" : "",
+		l255[10] / 1e3, l1[10] / 1e3);
+}
+
 static int run(int argc, char **argv)
 {
 	const char *shm_path = NULL, *vshm_path = NULL, *jpath = NULL, *mpath = NULL;
@@ -392,6 +477,9 @@ static int run(int argc, char **argv)
 		verdict("exit_queues_gone", vn == 0,
 			"%d queue(s) of the dead victim still registered", vn);
 	}
+
+	/* 5. grace periods the CP would read as no limit; its unit */
+	grace_tests(fd, pid, q, nq, shm, streams);
 out:
 	fprintf(js, "  \"all_passed\": %s\n}\n", failed ? "false" : "true");
 	fclose(js);
