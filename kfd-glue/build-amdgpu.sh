@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build amdgpu.ko with the amdkfd queue control patches (kfd-glue/patches)
+# Build amdgpu.ko with the amdkfd queue control patches (kfd-glue/patches/linux-6.12)
 # out of tree: amdgpu from Debian's linux-source-6.12, against the matching
 # linux-headers package (both pinned in scripts/versions.env).
 #
@@ -17,7 +17,7 @@ usage() {
 Usage: ${0##*/} [--clean] [--jobs N] [--print-key]
 
 Extracts drivers/gpu/drm/amd from /usr/src/linux-source-\$SERIES.tar.xz,
-applies kfd-glue/patches/*.patch, builds amdgpu.ko with
+applies kfd-glue/patches/linux-6.12/*.patch, builds amdgpu.ko with
   make -C /usr/src/linux-headers-\$KVER M=<tree>/drivers/gpu/drm/amd/amdgpu
 strips it (--strip-debug) and prints its path.
 
@@ -70,7 +70,7 @@ deps="linux-source-$series=$kpkgver linux-headers-$kver build-essential bc flex 
 
 # pkey: what the build tree must contain; key: the result (also depends
 # on how this script builds it).
-pkey=$( (cat "$here"/patches/*.patch; echo "$kver $kpkgver $series") |
+pkey=$( (cat "$here"/patches/linux-6.12/*.patch; echo "$kver $kpkgver $series") |
 	sha256sum | cut -c1-16)
 key=$( (echo "$pkey"; cat "${BASH_SOURCE[0]}") | sha256sum | cut -c1-16)
 if [ "$print_key" = 1 ]; then
@@ -125,7 +125,7 @@ extract() {
 
 apply_all() {
 	local p
-	for p in "$here"/patches/*.patch; do
+	for p in "$here"/patches/linux-6.12/*.patch; do
 		log "applying ${p##*/}"
 		patch -d "$src" -p1 --forward --batch --quiet <"$p" ||
 			die "${p##*/} does not apply to linux-source-$series $kpkgver"

@@ -64,7 +64,7 @@ if [ -f "$tarball" ] &&
 	"linux-source-$series/scripts/const_structs.checkpatch" 2>"$log"; then
 	src=$tmp/linux-source-$series
 	ok=0
-	for p in "$here"/patches/*.patch; do
+	for p in "$here"/patches/linux-6.12/*.patch; do
 		patch -d "$src" -p1 --forward --batch --quiet <"$p" >>"$log" 2>&1 ||
 			{ ok=1; echo "${p##*/} failed" >>"$log"; }
 	done
@@ -77,7 +77,7 @@ if [ -f "$tarball" ] &&
 	# checkpatch: only the MAINTAINERS reminder for new files is accepted
 	# (drivers/gpu/drm/amd/ is already covered by the AMD KFD entry).
 	ok=0
-	for p in "$here"/patches/*.patch; do
+	for p in "$here"/patches/linux-6.12/*.patch; do
 		perl "$src/scripts/checkpatch.pl" --strict --no-tree -q "$p" \
 			>"$tmp/cp.log" 2>&1
 		bad=$(grep -E '^(ERROR|WARNING|CHECK):' "$tmp/cp.log" |
@@ -87,7 +87,7 @@ if [ -f "$tarball" ] &&
 			cat "$tmp/cp.log" >&2
 		fi
 	done
-	result $ok "checkpatch --strict clean: kfd-glue/patches"
+	result $ok "checkpatch --strict clean: kfd-glue/patches/linux-6.12"
 	ok=0
 	for f in kmod/kfd/*.c kfd-glue/include/*.h; do
 		perl "$src/scripts/checkpatch.pl" --strict --no-tree -q \

@@ -24,7 +24,7 @@ Usage: ${0##*/} amdgpu-dkms [--src DIR] [--kver KVER] [--dry-run]
        ${0##*/} revert-dkms [--src DIR]
 
 amdgpu-dkms  copy /usr/src/amdgpu-<ver> (or --src) to
-             /usr/src/amdgpu-amdqp-<ver>, apply kfd-glue/patches (-p4, the
+             /usr/src/amdgpu-amdqp-<ver>, apply kfd-glue/patches/linux-6.12 (-p4, the
              DKMS tree has no drivers/gpu/drm prefix), then
              dkms remove amdgpu/<ver> (its source stays) and
              dkms add/build/install amdgpu-amdqp/<ver>.
@@ -61,7 +61,7 @@ done
 
 check_patches() {	# check_patches DIR STRIP
 	local p
-	for p in "$here"/patches/*.patch; do
+	for p in "$here"/patches/linux-6.12/*.patch; do
 		patch -d "$1" -p"$2" --dry-run --batch --forward --quiet <"$p" >/dev/null ||
 			die "${p##*/} does not apply to $1; this amdgpu needs a port of the series (see Documentation/dkms-overlay.rst)"
 	done
@@ -69,7 +69,7 @@ check_patches() {	# check_patches DIR STRIP
 
 apply_patches() {	# apply_patches DIR STRIP
 	local p
-	for p in "$here"/patches/*.patch; do
+	for p in "$here"/patches/linux-6.12/*.patch; do
 		log "applying ${p##*/}"
 		run patch -d "$1" -p"$2" --batch --forward --quiet -i "$p"
 	done

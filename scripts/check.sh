@@ -28,7 +28,7 @@ Stages (in order):
   build-old        make modules against ${AMDQP_KVER_OLD} headers (copy in
                    \$AMDQP_CACHE/build-6.1); errors and warnings fail
   checkpatch       checkpatch.pl --strict --no-tree on kmod/ and uapi/linux/
-                   (--file), and kfd-glue/patches/*.patch (patch mode)
+                   (--file), and kfd-glue/patches/linux-6.12/*.patch (patch mode)
   sparse           make modules C=2 on the 6.12 copy; any sparse report fails
   selftests-build  make -C selftests KSRC=\$(scripts/kernel-src.sh --minimal)
   vm               selftests/vm/run-vm.sh: amdqp.ko, amdqp_sim.ko at /modules,
@@ -215,7 +215,7 @@ stage_checkpatch() {
 	else
 		mapfile -t files < <(find kmod uapi/linux -name '*.[ch]' ! -name '*.mod.c' | LC_ALL=C sort)
 	fi
-	[ -d kfd-glue/patches ] && mapfile -t patches < <(find kfd-glue/patches -maxdepth 1 -name '*.patch' | LC_ALL=C sort)
+	[ -d kfd-glue/patches ] && mapfile -t patches < <(find kfd-glue/patches -mindepth 2 -maxdepth 2 -name '*.patch' | LC_ALL=C sort)
 	if [ ${#files[@]} -eq 0 ]; then
 		fail "no kernel sources under kmod/ or uapi/linux/"
 		return 0
