@@ -374,6 +374,24 @@ CoopResult Page::request_coop(bool suspend, std::chrono::milliseconds timeout,
     return await_ack(seq, timeout, suspend ? lease : std::chrono::milliseconds(0));
 }
 
+void Page::set_control(std::uint32_t flags, std::uint32_t hold_us,
+                       std::chrono::milliseconds alive) {
+    require_control();
+    const std::uint64_t until = flags ? detail::monotonic_ns() + to_ns(alive) : 0;
+    // The deadlines first: a process that sees HOLD finds them set.
+    if (!pwrite_field(fd_, until, offsetof(amdqp_act_header, ctl_alive_ns)) ||
+        !pwrite_field(fd_, hold_us, offsetof(amdqp_act_header, ctl_hold_us)) ||
+        !pwrite_field(fd_, flags, offsetof(amdqp_act_header, ctl_flags)))
+        fail(Problem::unreadable, path_, "cannot write the control flags", errno);
+}
+
+void Page::ack_busy(std::uint32_t seq) {
+    require_control();
+    if (!pwrite_field(fd_, seq, offsetof(amdqp_act_header, busy_ack)))
+        fail(Problem::unreadable, path_, "cannot write the ack", errno);
+    futex(futex_word(offsetof(amdqp_act_header, busy_ack)), FUTEX_WAKE, INT_MAX, nullptr);
+}
+
 Lease Page::renew_lease(std::uint32_t seq, std::chrono::milliseconds lease) {
     require_control();
     if (lease.count() <= 0)

@@ -10,6 +10,7 @@
 
 #include "activity_page.hpp"
 #include "activity_proc.hpp"
+#include "busy_announce.hpp"
 
 namespace {
 
@@ -27,9 +28,14 @@ extern "C" int amdqp_busy_begin(void) {
     if (!page)
         return status_of_page_error(writer.error());
     amdqp_act_header& h = page->hdr;
-    std::atomic_ref<std::uint64_t>(h.hint_begin).fetch_add(1, std::memory_order_relaxed);
+    const std::uint64_t before =
+        std::atomic_ref<std::uint64_t>(h.hint_begin).fetch_add(1, std::memory_order_relaxed);
     std::atomic_ref<std::uint64_t>(h.hint_last_ns)
         .store(amdqp::detail::monotonic_ns(), std::memory_order_release);
+    // The first open hint makes the process busy: tell a controller that
+    // asked, and let it act before the work is submitted.
+    if (before == std::atomic_ref<std::uint64_t>(h.hint_end).load(std::memory_order_relaxed))
+        amdqp::detail::announce_busy(h, amdqp::detail::controller_flags(h));
     return AMDQP_OK;
 }
 

@@ -52,7 +52,14 @@ AT(amdqp_act_header, coop_updates, 96);
 AT(amdqp_act_header, group, 104);
 AT(amdqp_act_header, coop_lease_ns, 136);  // minor 1: was reserved[0]
 AT(amdqp_act_header, coop_expired, 144);   // minor 1: was reserved[1]
-AT(amdqp_act_header, reserved, 152);
+AT(amdqp_act_header, ctl_flags, 152);      // minor 2: was reserved[2]
+AT(amdqp_act_header, ctl_hold_us, 156);
+AT(amdqp_act_header, busy_seq, 160);  // minor 2: was reserved[3]
+AT(amdqp_act_header, busy_ack, 164);
+AT(amdqp_act_header, holds, 168);          // minor 2: was reserved[4]
+AT(amdqp_act_header, hold_timeouts, 176);  // minor 2: was reserved[5]
+AT(amdqp_act_header, ctl_alive_ns, 184);   // minor 2: was reserved[6]
+AT(amdqp_act_header, reserved, 192);
 static_assert(sizeof(amdqp_act_header) == 512);
 
 AT(amdqp_act_page, hdr, 0);
@@ -68,6 +75,8 @@ static_assert(offsetof(amdqp_act_header, coop_updates) % 8 == 0);
 static_assert(offsetof(amdqp_act_header, coop_lease_ns) % 8 == 0);
 static_assert(offsetof(amdqp_act_header, coop_expired) % 8 == 0);
 static_assert(offsetof(amdqp_act_header, coop_seq) % 4 == 0);
+static_assert(offsetof(amdqp_act_header, busy_ack) % 4 == 0);
+static_assert(offsetof(amdqp_act_header, holds) % 8 == 0);
 static_assert(alignof(amdqp_act_page) == 8);
 
 #undef AT
@@ -79,7 +88,8 @@ TEST(ActivityAbi, ConstantsThatReadersDependOn) {
     std::memcpy(&magic, bytes, 4);
     EXPECT_EQ(magic, AMDQP_ACT_MAGIC);
     EXPECT_EQ(AMDQP_ACT_VERSION, 1u);
-    EXPECT_EQ(AMDQP_ACT_VERSION_MINOR, 1u);  // the lease
+    EXPECT_EQ(AMDQP_ACT_VERSION_MINOR, 2u);  // the lease, then the wake/hold channel
+    EXPECT_STREQ(AMDQP_ACT_WAKE_NAME, "amdqpd.wake");
     EXPECT_STREQ(AMDQP_ACT_DIR, "/dev/shm");
     EXPECT_STREQ(AMDQP_ACT_PREFIX, "amdqp-act.");
     EXPECT_EQ(AMDQP_ACT_SLOT_FREE, 0u);  // a zero-filled page has no live slot

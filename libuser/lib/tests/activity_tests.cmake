@@ -6,6 +6,7 @@ add_executable(amdqp_activity_test
   ${CMAKE_CURRENT_LIST_DIR}/activity_abi_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/activity_page_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/activity_reader_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/busy_announce_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/hint_test.cpp)
 target_link_libraries(amdqp_activity_test PRIVATE amdqp::amdqp_static GTest::gtest_main ${CMAKE_DL_LIBS})
 target_include_directories(amdqp_activity_test PRIVATE "${CMAKE_CURRENT_LIST_DIR}/../src")

@@ -7,6 +7,7 @@
 #include <cstddef>
 
 #include "activity_proc.hpp"
+#include "busy_announce.hpp"
 
 namespace amdqp::preload {
 
@@ -104,13 +105,29 @@ void replace(Fn* entry, std::atomic<Fn>& next, Fn hook) {
 }  // namespace
 
 void record_doorbell(amdqp_act_slot* slot, std::int64_t value) noexcept {
+    amdqp_act_header* hdr = detail::header_of(slot);
+    const std::uint32_t ctl = detail::controller_flags(*hdr);
+    std::atomic_ref<std::uint64_t> write_index(slot->write_index);
+    // Idle: the packet processor caught up with the last doorbell. Only a
+    // controller that asked is told (one load otherwise).
+    bool was_idle = false;
+    if (ctl) {
+        const std::uint64_t last = write_index.load(std::memory_order_relaxed);
+        const std::uint64_t rva = slot->read_index_va;
+        const std::uint64_t read =
+            rva ? std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(rva))
+                      .load(std::memory_order_acquire)
+                : last;
+        was_idle = read >= last;
+    }
     // HSA's doorbell value is the index of the last packet made ready: the
     // write index is one past it, comparable with the read index.
-    std::atomic_ref<std::uint64_t>(slot->write_index)
-        .store(static_cast<std::uint64_t>(value) + 1, std::memory_order_relaxed);
+    write_index.store(static_cast<std::uint64_t>(value) + 1, std::memory_order_relaxed);
     std::atomic_ref<std::uint64_t>(slot->doorbells).fetch_add(1, std::memory_order_relaxed);
     std::atomic_ref<std::uint64_t>(slot->last_doorbell_ns)
         .store(detail::monotonic_ns(), std::memory_order_release);
+    if (was_idle)
+        detail::announce_busy(*hdr, ctl);  // may hold this doorbell (ctl_flags HOLD)
 }
 
 void patch_table(const TableEntries& e, QueueRegistry* registry, bool stream_priority) {

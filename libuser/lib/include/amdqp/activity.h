@@ -49,7 +49,8 @@ extern "C" {
 
 #define AMDQP_ACT_MAGIC 0x41435451u /* "QTCA" read as bytes */
 #define AMDQP_ACT_VERSION 1u
-#define AMDQP_ACT_VERSION_MINOR 1u /* 1: coop_lease_ns, coop_expired */
+#define AMDQP_ACT_VERSION_MINOR 2u /* 1: coop_lease_ns, coop_expired; 2: ctl_*, busy_*, holds */
+#define AMDQP_ACT_WAKE_NAME "amdqpd.wake" /* the controller's wake word, in AMDQP_ACT_DIR */
 #define AMDQP_ACT_DIR "/dev/shm"
 #define AMDQP_ACT_PREFIX "amdqp-act."
 #define AMDQP_ACT_PAGE_SIZE 4096u
@@ -59,6 +60,10 @@ extern "C" {
 /* amdqp_act_header.flags */
 #define AMDQP_ACT_F_COOP (1u << 0)    /* can take its own queues off */
 #define AMDQP_ACT_F_PRELOAD (1u << 1) /* tagging layer is active */
+
+/* amdqp_act_header.ctl_flags (written by a controller) */
+#define AMDQP_ACT_CTL_WAKE (1u << 0) /* announce idle->busy in busy_seq, wake the controller */
+#define AMDQP_ACT_CTL_HOLD (1u << 1) /* and hold that doorbell until busy_ack (ctl_hold_us) */
 
 /* amdqp_act_header.coop_state */
 #define AMDQP_ACT_COOP_RUNNING 0u   /* queues on the hardware */
@@ -149,6 +154,25 @@ struct amdqp_act_slot {
  *	request: no deadline (what controllers of version_minor 0 write);
  *	ignored with a resume request.
  * @coop_expired: written by the process: leases that ran out
+ * @ctl_flags: written by a controller: AMDQP_ACT_CTL_*, 0 when none runs.
+ *	With WAKE, a doorbell store that finds its queue idle (read index at
+ *	the slot's previous @write_index) or a hint that opens while none was
+ *	open increments @busy_seq, then the word at offset 0 of the wake file
+ *	(AMDQP_ACT_WAKE_NAME next to the page, made by the controller) and
+ *	wakes it (FUTEX_WAKE); nothing is done on other doorbells. With HOLD
+ *	as well, the store then waits until @busy_ack reaches that @busy_seq
+ *	or @ctl_hold_us passed, and only then reaches the hardware: the
+ *	controller acks after it suspended what the new work outranks.
+ * @ctl_hold_us: written by a controller: longest hold of one doorbell (µs)
+ * @busy_seq: written by the process: idle->busy transitions announced
+ * @busy_ack: written by a controller: the last @busy_seq it acted on
+ *	(then FUTEX_WAKE on it)
+ * @holds: written by the process: doorbells held for an ack
+ * @hold_timeouts: written by the process: holds that ended at the deadline
+ * @ctl_alive_ns: written by a controller: CLOCK_MONOTONIC time (ns) until
+ *	which it promises to ack; moved forward while it runs. A process never
+ *	holds a doorbell past it, so a controller that died costs nothing
+ *	once its promise ran out.
  * @reserved: zero
  */
 struct amdqp_act_header {
@@ -176,7 +200,14 @@ struct amdqp_act_header {
     char group[AMDQP_ACT_GROUP_LEN];
     uint64_t coop_lease_ns;
     uint64_t coop_expired;
-    uint64_t reserved[45];
+    uint32_t ctl_flags;
+    uint32_t ctl_hold_us;
+    uint32_t busy_seq;
+    uint32_t busy_ack;
+    uint64_t holds;
+    uint64_t hold_timeouts;
+    uint64_t ctl_alive_ns;
+    uint64_t reserved[40];
 };
 
 /** struct amdqp_act_page - the whole page */

@@ -191,6 +191,16 @@ class AMDQP_API Page {
     CoopResult request_coop(bool suspend, std::chrono::milliseconds timeout,
                             std::chrono::milliseconds lease = default_coop_lease);
 
+    // The controller's wake/hold request (amdqp/activity.h, ctl_flags):
+    // AMDQP_ACT_CTL_* @flags, @hold_us the longest hold of a doorbell, and
+    // the promise to ack until now + @alive (renew it with this call). 0
+    // flags turn the channel off. Needs Access::control.
+    void set_control(std::uint32_t flags, std::uint32_t hold_us,
+                     std::chrono::milliseconds alive = std::chrono::milliseconds(1000));
+    // The controller acted on the process's announcement @seq (busy_seq):
+    // releases a doorbell held for it. Needs Access::control.
+    void ack_busy(std::uint32_t seq);
+
     // Moves the end of suspension request @seq's lease to now + @lease
     // (> 0) and says whether it still stands. Writes nothing unless held.
     // A renewal racing the lease's end may report held just after the
@@ -219,6 +229,41 @@ class AMDQP_API Page {
     dev_t dev_ = 0;
     ino_t ino_ = 0;
     Access access_ = Access::read;
+};
+
+// The controller's end of the wake channel: a word in DIR/amdqpd.wake
+// (AMDQP_ACT_WAKE_NAME) that processes asked for it (AMDQP_ACT_CTL_WAKE)
+// increment and FUTEX_WAKE when a queue of theirs goes from idle to busy,
+// so that the controller can sleep until then instead of sampling. The file
+// is world-writable on purpose: any process may wake the controller, which
+// costs it one look at the pages and nothing else.
+class AMDQP_API WakeChannel {
+  public:
+    // Makes DIR/amdqpd.wake, or takes over the one a previous run of this
+    // user left (processes keep theirs mapped across a controller restart);
+    // a file of another owner, or not a regular file, is replaced. Throws
+    // Error(errc::system) when it cannot.
+    static WakeChannel create(const std::string& dir = default_dir());
+
+    WakeChannel(WakeChannel&& other) noexcept;
+    WakeChannel& operator=(WakeChannel&& other) noexcept;
+    WakeChannel(const WakeChannel&) = delete;
+    WakeChannel& operator=(const WakeChannel&) = delete;
+    ~WakeChannel();
+
+    const std::string& path() const noexcept { return path_; }
+    // The word now: read it before looking at the pages, then wait() on it.
+    std::uint32_t value() const noexcept;
+    // Sleeps until the word is no longer @seen, @timeout passed or a signal
+    // arrived; returns whether it changed.
+    bool wait(std::uint32_t seen, std::chrono::nanoseconds timeout) const noexcept;
+    // What a process does (tests; waking the controller's own loop).
+    void wake() noexcept;
+
+  private:
+    WakeChannel(std::string path, std::uint32_t* word) : path_(std::move(path)), word_(word) {}
+    std::string path_;
+    std::uint32_t* word_ = nullptr;
 };
 
 struct ScanOptions {
