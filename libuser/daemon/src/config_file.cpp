@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: MIT
+#include "config_file.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include <amdqp/amdqp.hpp>
+
+namespace amdqp::daemon {
+
+namespace {
+
+// Collects problems with their position; parsing goes on after each, so
+// one run of --check-config lists them all.
+class Parser {
+  public:
+    explicit Parser(std::string file) : file_(std::move(file)) {}
+
+    void problem(const toml::source_region& at, const std::string& what) {
+        std::ostringstream os;
+        os << file_ << ':' << (at.begin.line ? at.begin.line : 1) << ": " << what;
+        problems_.push_back(os.str());
+    }
+    std::string where(const toml::node& n) const {
+        return file_ + ":" + std::to_string(n.source().begin.line);
+    }
+    std::vector<std::string>& problems() { return problems_; }
+
+    // Rejects keys of @table not in @known.
+    void known_keys(const toml::table& table, const std::string& section,
+                    const std::set<std::string>& known) {
+        for (auto&& [key, node] : table) {
+            if (!known.contains(std::string(key.str())))
+                problem(key.source().begin.line ? key.source() : node.source(),
+                        "unknown key '" + std::string(key.str()) + "' in " + section);
+        }
+    }
+
+    template <typename T>
+    std::optional<T> get(const toml::table& t, std::string_view key, const char* type) {
+        const toml::node* n = t.get(key);
+        if (!n)
+            return std::nullopt;
+        if (auto v = n->value<T>())
+            return v;
+        problem(n->source(), std::string(key) + " must be " + type);
+        return std::nullopt;
+    }
+
+    // A non-negative number (integer or float) of @unit.
+    template <typename Dur>
+    void duration(const toml::table& t, std::string_view key, Dur& out) {
+        const toml::node* n = t.get(key);
+        if (!n)
+            return;
+        std::optional<double> v = n->value<double>();
+        if (!v || *v < 0) {
+            problem(n->source(), std::string(key) + " must be a number >= 0");
+            return;
+        }
+        out = std::chrono::duration_cast<Dur>(
+            std::chrono::duration<double, typename Dur::period>(*v));
+    }
+
+    // A number of milliseconds >= 0 into the policy's nanoseconds.
+    void millis(const toml::table& t, std::string_view key, std::chrono::nanoseconds& out) {
+        std::chrono::duration<double, std::milli> v{};
+        const toml::node* n = t.get(key);
+        if (!n)
+            return;
+        duration(t, key, v);
+        if (auto d = n->value<double>(); d && *d >= 0)
+            out = std::chrono::duration_cast<std::chrono::nanoseconds>(v);
+    }
+
+    void number(const toml::table& t, std::string_view key, double& out) {
+        const toml::node* n = t.get(key);
+        if (!n)
+            return;
+        if (auto v = n->value<double>())
+            out = *v;
+        else
+            problem(n->source(), std::string(key) + " must be a number");
+    }
+
+    std::optional<int> priority(const toml::node& n, const std::string& key) {
+        if (auto i = n.value<std::int64_t>()) {
+            if (*i >= 0 && *i <= 15)
+                return static_cast<int>(*i);
+        } else if (auto s = n.value<std::string>()) {
+            if (auto p = try_parse_priority(*s))
+                return p;
+        }
+        problem(n.source(), key + " must be 0..15 or low, normal, high");
+        return std::nullopt;
+    }
+
+  private:
+    std::string file_;
+    std::vector<std::string> problems_;
+};
+
+void parse_daemon(Parser& p, const toml::table& t, DaemonConfig& c) {
+    p.known_keys(t, "[daemon]",
+                 {"runtime_dir", "device", "metrics", "log_level", "poll_interval_us",
+                  "idle_poll_ms", "rescan_ms", "coop_lease_ms", "group_by"});
+    if (auto v = p.get<std::string>(t, "runtime_dir", "a string (a directory)"))
+        c.runtime_dir = *v;
+    if (auto v = p.get<std::string>(t, "device", "a string (a path)"))
+        c.device = *v;
+    if (auto v = p.get<std::string>(t, "metrics", "a string: \"\", HOST:PORT or unix:PATH")) {
+        c.metrics = *v;
+        if (!v->empty() && !v->starts_with("unix:") && v->rfind(':') == std::string::npos)
+            p.problem(t.get("metrics")->source(),
+                      "metrics must be \"\" (off), HOST:PORT or unix:PATH, not '" + *v + "'");
+    }
+    if (auto v = p.get<std::string>(t, "log_level", "a string")) {
+        if (*v == "error" || *v == "warning" || *v == "info" || *v == "debug")
+            c.log_level = *v;
+        else
+            p.problem(t.get("log_level")->source(),
+                      "log_level must be error, warning, info or debug, not '" + *v + "'");
+    }
+    p.duration(t, "poll_interval_us", c.poll_interval);
+    p.duration(t, "idle_poll_ms", c.idle_poll);
+    p.duration(t, "rescan_ms", c.rescan);
+    p.duration(t, "coop_lease_ms", c.coop_lease);
+    if (auto v = p.get<std::string>(t, "group_by", "a string")) {
+        if (*v == "cgroup")
+            c.group_by = GroupBy::kCgroup;
+        else if (*v == "none")
+            c.group_by = GroupBy::kNone;
+        else
+            p.problem(t.get("group_by")->source(), "group_by must be cgroup or none");
+    }
+    auto positive = [&](const char* key, auto d) {
+        if (t.get(key) && d.count() <= 0)
+            p.problem(t.get(key)->source(), std::string(key) + " must be > 0");
+    };
+    positive("poll_interval_us", c.poll_interval);
+    positive("idle_poll_ms", c.idle_poll);
+    positive("rescan_ms", c.rescan);
+    positive("coop_lease_ms", c.coop_lease);
+}
+
+void parse_policy(Parser& p, const toml::table& t, DaemonConfig& c) {
+    p.known_keys(t, "[policy]",
+                 {"order", "hold_timeout_us", "hysteresis_min_ms", "hysteresis_max_ms",
+                  "hysteresis_initial_ms", "hysteresis_factor", "hysteresis_quantile",
+                  "hysteresis_window", "relapse_factor", "max_continuous_suspend_ms",
+                  "min_low_share", "share_window_ms", "min_run_slice_ms", "guard_margin_ms"});
+    policy::Config& pc = c.policy;
+    if (auto v = p.get<std::string>(t, "order", "a string")) {
+        if (*v == "before-doorbell")
+            pc.order = policy::SuspendOrder::kBeforeDoorbell;
+        else if (*v == "after-doorbell")
+            pc.order = policy::SuspendOrder::kAfterDoorbell;
+        else
+            p.problem(t.get("order")->source(),
+                      "order must be before-doorbell or after-doorbell, not '" + *v + "'");
+    }
+    p.duration(t, "hold_timeout_us", c.hold_timeout);
+    auto dur = [&](const char* key, std::chrono::nanoseconds& out) { p.millis(t, key, out); };
+    dur("hysteresis_min_ms", pc.hysteresis_min);
+    dur("hysteresis_max_ms", pc.hysteresis_max);
+    dur("hysteresis_initial_ms", pc.hysteresis_initial);
+    dur("max_continuous_suspend_ms", pc.max_continuous_suspend);
+    dur("share_window_ms", pc.share_window);
+    dur("min_run_slice_ms", pc.min_run_slice);
+    dur("guard_margin_ms", pc.guard_margin);
+    p.number(t, "hysteresis_factor", pc.hysteresis_factor);
+    p.number(t, "hysteresis_quantile", pc.hysteresis_quantile);
+    p.number(t, "relapse_factor", pc.relapse_factor);
+    p.number(t, "min_low_share", pc.min_low_share);
+    if (auto v = p.get<std::int64_t>(t, "hysteresis_window", "an integer")) {
+        if (*v < 1)
+            p.problem(t.get("hysteresis_window")->source(), "hysteresis_window must be >= 1");
+        else
+            pc.hysteresis_window = static_cast<std::size_t>(*v);
+    }
+}
+
+void parse_rules(Parser& p, const toml::node& node, DaemonConfig& c) {
+    const toml::array* rules = node.as_array();
+    if (!rules) {
+        p.problem(node.source(), "rule must be an array of tables ([[rule]])");
+        return;
+    }
+    for (const toml::node& rn : *rules) {
+        const toml::table* rt = rn.as_table();
+        if (!rt) {
+            p.problem(rn.source(), "each rule must be a table ([[rule]])");
+            continue;
+        }
+        Rule r;
+        r.where = p.where(rn);
+        p.known_keys(*rt, "[[rule]]", {"match", "priority", "group"});
+        const toml::table* m = rt->get_as<toml::table>("match");
+        if (!m) {
+            p.problem(rn.source(),
+                      "a rule needs a match table (match.cgroup, match.uid, match.exe)");
+        } else {
+            p.known_keys(*m, "a rule's match", {"cgroup", "uid", "exe"});
+            if (auto v = p.get<std::string>(*m, "cgroup", "a string (a glob)"))
+                r.cgroup = *v;
+            if (auto v = p.get<std::string>(*m, "exe", "a string (a glob)"))
+                r.exe = *v;
+            if (auto v = p.get<std::int64_t>(*m, "uid", "an integer")) {
+                if (*v < 0 || *v > 0xFFFFFFFEll)
+                    p.problem(m->get("uid")->source(), "match.uid must be a uid");
+                else
+                    r.uid = static_cast<std::uint32_t>(*v);
+            }
+            if (r.cgroup.empty() && r.exe.empty() && !r.uid && m->empty())
+                p.problem(m->source(), "a rule's match must name cgroup, uid or exe");
+        }
+        if (const toml::node* pn = rt->get("priority"))
+            r.priority = p.priority(*pn, "priority");
+        if (auto v = p.get<std::string>(*rt, "group", "a string")) {
+            if (v->empty() || v->size() >= 64)
+                p.problem(rt->get("group")->source(), "group must be 1..63 characters");
+            else
+                r.group = *v;
+        }
+        if (!rt->get("priority") && !rt->get("group"))
+            p.problem(rn.source(), "a rule must set priority or group");
+        c.rules.push_back(std::move(r));
+    }
+}
+
+}  // namespace
+
+namespace {
+std::string join_lines(const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& l : v)
+        s += (s.empty() ? "" : "\n") + l;
+    return s;
+}
+}  // namespace
+
+ConfigError::ConfigError(std::vector<std::string> problems)
+    : std::runtime_error(join_lines(problems)), problems_(std::move(problems)) {}
+
+DaemonConfig parse_config(std::string_view text, const std::string& file,
+                          std::chrono::milliseconds watchdog_max_suspend) {
+    DaemonConfig c;
+    c.policy.watchdog_max_suspend = watchdog_max_suspend;
+    toml::table root;
+    try {
+        root = toml::parse(text, file);
+    } catch (const toml::parse_error& e) {
+        std::ostringstream os;
+        os << file << ':' << e.source().begin.line << ": " << e.description();
+        throw ConfigError({os.str()});
+    }
+    Parser p(file);
+    p.known_keys(root, "the file (sections are [daemon], [policy], [[rule]])",
+                 {"daemon", "policy", "rule"});
+    if (const toml::node* n = root.get("daemon")) {
+        if (auto* t = n->as_table())
+            parse_daemon(p, *t, c);
+        else
+            p.problem(n->source(), "daemon must be a table ([daemon])");
+    }
+    if (const toml::node* n = root.get("policy")) {
+        if (auto* t = n->as_table())
+            parse_policy(p, *t, c);
+        else
+            p.problem(n->source(), "policy must be a table ([policy])");
+    }
+    if (const toml::node* n = root.get("rule"))
+        parse_rules(p, *n, c);
+    if (p.problems().empty()) {
+        // Cross-knob rules: attributed to the [policy] table (or line 1).
+        toml::source_region at{};
+        if (const toml::node* n = root.get("policy"))
+            at = n->source();
+        for (const std::string& e : c.policy.validate())
+            p.problem(at, e);
+        if (c.hold_timeout.count() <= 0 || c.hold_timeout > c.policy.hysteresis_min)
+            p.problem(at, "hold_timeout_us must be > 0 and not above hysteresis_min");
+    }
+    if (!p.problems().empty())
+        throw ConfigError(std::move(p.problems()));
+    return c;
+}
+
+DaemonConfig load_config(const std::string& path, bool must_exist,
+                         std::chrono::milliseconds watchdog_max_suspend) {
+    std::ifstream in(path);
+    if (!in) {
+        if (!must_exist && errno == ENOENT) {
+            DaemonConfig c;
+            c.policy.watchdog_max_suspend = watchdog_max_suspend;
+            if (auto errs = c.policy.validate(); !errs.empty()) {
+                for (auto& e : errs)
+                    e = path + ": (defaults) " + e;
+                throw ConfigError(errs);
+            }
+            return c;
+        }
+        throw ConfigError({path + ":1: cannot read: " + std::strerror(errno)});
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return parse_config(ss.str(), path, watchdog_max_suspend);
+}
+
+std::chrono::milliseconds kernel_watchdog_max_suspend(const std::string& param) {
+    std::ifstream in(param);
+    long long v = -1;
+    if (in >> v && v >= 0)
+        return v == 0 ? std::chrono::milliseconds::max() / 2 : std::chrono::milliseconds(v);
+    return std::chrono::milliseconds(5000);
+}
+
+}  // namespace amdqp::daemon

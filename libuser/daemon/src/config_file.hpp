@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+//
+// amdqpd's configuration (/etc/amdqp/amdqpd.toml): the policy's knobs, the
+// daemon's own, and the priority rules. Every knob is described in
+// Documentation/admin-guide.rst and Documentation/policy.rst.
+#ifndef AMDQPD_CONFIG_FILE_HPP
+#define AMDQPD_CONFIG_FILE_HPP
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "amdqp/policy/config.hpp"
+
+namespace amdqp::daemon {
+
+using namespace std::chrono_literals;
+
+inline constexpr const char* kDefaultConfigPath = "/etc/amdqp/amdqpd.toml";
+
+// Sets the priority and/or group of the processes it matches. Every match
+// given must hold; the first rule that matches wins.
+struct Rule {
+    std::string cgroup;  // glob (fnmatch) on the cgroup v2 path
+    std::optional<std::uint32_t> uid;
+    std::string exe;  // glob on /proc/PID/exe's target
+    std::optional<int> priority;
+    std::optional<std::string> group;
+    std::string where;  // "file:line" of the rule
+};
+
+enum class GroupBy {
+    kNone,    // only AMDQP_GROUP and rules make groups
+    kCgroup,  // processes of one cgroup (container, pod, job step) form one
+};
+
+struct DaemonConfig {
+    policy::Config policy;
+    std::string runtime_dir;                          // "" = AMDQP_RUNTIME_DIR or /dev/shm
+    std::string device;                               // "" = libamdqp's default (/dev/amdqp)
+    std::string metrics = "127.0.0.1:9464";           // "" = off; HOST:PORT or unix:PATH
+    std::string log_level = "info";                   // error, warning, info, debug
+    std::chrono::microseconds poll_interval = 250us;  // while something is held off
+    std::chrono::milliseconds idle_poll = 50ms;       // otherwise (wake channel covers starts)
+    std::chrono::milliseconds rescan = 200ms;         // page directory and queue list
+    std::chrono::microseconds hold_timeout = 2000us;  // before-doorbell: longest hold
+    std::chrono::milliseconds coop_lease = 2000ms;
+    GroupBy group_by = GroupBy::kCgroup;
+    std::vector<Rule> rules;
+};
+
+// Every problem found, each as "file:line: what is wrong".
+class ConfigError : public std::runtime_error {
+  public:
+    explicit ConfigError(std::vector<std::string> problems);
+    const std::vector<std::string>& problems() const noexcept { return problems_; }
+
+  private:
+    std::vector<std::string> problems_;
+};
+
+// Parses @text, named @file in messages. @watchdog_max_suspend: the kernel
+// watchdog's bound (amdqp.ko max_suspend_ms) the starvation bound must stay
+// under. Throws ConfigError.
+DaemonConfig parse_config(std::string_view text, const std::string& file,
+                          std::chrono::milliseconds watchdog_max_suspend);
+
+// Reads and parses @path. A missing file is an error if @must_exist, else
+// gives the defaults. Throws ConfigError.
+DaemonConfig load_config(const std::string& path, bool must_exist,
+                         std::chrono::milliseconds watchdog_max_suspend);
+
+// amdqp.ko's max_suspend_ms from sysfs, or its default (5000 ms) when the
+// module is not loaded; 0 in sysfs means "no watchdog".
+std::chrono::milliseconds kernel_watchdog_max_suspend(
+    const std::string& param = "/sys/module/amdqp/parameters/max_suspend_ms");
+
+}  // namespace amdqp::daemon
+
+#endif

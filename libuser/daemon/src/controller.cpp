@@ -1,0 +1,547 @@
+// SPDX-License-Identifier: MIT
+#include "controller.hpp"
+
+#include <time.h>
+
+#include <algorithm>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+namespace amdqp::daemon {
+
+std::int64_t MonotonicClock::now_ns() const {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+namespace {
+
+constexpr std::int64_t kDeviceRetryNs = 1'000'000'000;
+
+std::int64_t ns(std::chrono::nanoseconds d) {
+    return d.count();
+}
+
+std::string gpu_list(std::span<const std::uint32_t> gpus) {
+    std::string s;
+    for (auto g : gpus)
+        s += (s.empty() ? "" : ",") + std::to_string(g);
+    return s;
+}
+
+// The kernel went away under us (module unloaded, device removed).
+bool device_gone(const Error& e) {
+    return e.code() == errc::no_module || e.sys_errno() == ENODEV || e.sys_errno() == EBADF;
+}
+
+}  // namespace
+
+// The policy's hands: one ioctl per decision, cooperative requests by page.
+class Controller::Acts : public policy::Actions {
+  public:
+    explicit Acts(Controller& c) : c_(c) {}
+
+    void suspend_below(std::span<const std::uint32_t> gpus, int priority) override {
+        if (!c_.dev_) {
+            c_.metrics_.error("no_device");
+            return;
+        }
+        try {
+            GpuSetResult r = c_.dev_->suspend_below(gpus, priority);
+            c_.metrics_.suspend_call(static_cast<std::uint32_t>(gpus.size()), r.affected);
+            if (trigger_ns_) {
+                const double s = static_cast<double>(c_.clock_.now_ns() - *trigger_ns_) / 1e9;
+                c_.metrics_.control_loop(std::max(s, 0.0));
+            }
+            for (auto g : gpus)
+                c_.metrics_.set_suspend_level(g, priority);
+            c_.log_.debug("suspend", "suspend below " + std::to_string(priority) + " on gpu " +
+                                         gpu_list(gpus) + ": " + std::to_string(r.affected) +
+                                         " queue(s) off, " + std::to_string(r.skipped) +
+                                         " left running");
+        } catch (const Error& e) {
+            c_.metrics_.error("suspend");
+            c_.log_.warning("suspend_failed", std::string("suspend on gpu ") + gpu_list(gpus) +
+                                                  " failed: " + e.what());
+            if (device_gone(e))
+                c_.lose_device(e);
+        }
+    }
+
+    void resume_all(std::span<const std::uint32_t> gpus) override {
+        if (!c_.dev_)
+            return;
+        try {
+            GpuSetResult r = c_.dev_->resume_all(gpus);
+            c_.metrics_.resume_call(static_cast<std::uint32_t>(gpus.size()), r.affected);
+            for (auto g : gpus)
+                c_.metrics_.set_suspend_level(g, 0);
+            c_.log_.debug("resume", "resume on gpu " + gpu_list(gpus) + ": " +
+                                        std::to_string(r.affected) + " queue(s) back");
+        } catch (const Error& e) {
+            c_.metrics_.error("resume");
+            c_.log_.warning("resume_failed", std::string("resume on gpu ") + gpu_list(gpus) +
+                                                 " failed: " + e.what());
+            if (device_gone(e))
+                c_.lose_device(e);
+        }
+    }
+
+    void coop_suspend(std::int32_t pid) override { coop(pid, true); }
+    void coop_resume(std::int32_t pid) override { coop(pid, false); }
+
+    std::optional<std::int64_t> trigger_ns_;
+
+  private:
+    void coop(std::int32_t pid, bool suspend) {
+        auto it = c_.procs_.find(pid);
+        if (it == c_.procs_.end())
+            return;
+        Proc& p = it->second;
+        try {
+            const auto lease =
+                std::chrono::duration_cast<std::chrono::milliseconds>(c_.cfg_.coop_lease);
+            std::uint32_t seq = p.page.send_coop(suspend, lease);
+            p.coop_seq = suspend ? std::optional(seq) : std::nullopt;
+            p.coop_renewed = c_.clock_.now_ns();
+            c_.metrics_.coop_request(suspend);
+        } catch (const Error& e) {
+            c_.metrics_.error("coop");
+            c_.log_.warning("coop_failed", "cooperative request to pid " + std::to_string(pid) +
+                                               " failed: " + e.what());
+        }
+    }
+
+    Controller& c_;
+};
+
+Controller::Controller(const DaemonConfig& cfg, Metrics& metrics, const Log& log,
+                       const policy::Clock& clock, DeviceOpener open_device)
+    : cfg_(cfg),
+      metrics_(metrics),
+      log_(log),
+      clock_(clock),
+      open_device_(open_device ? std::move(open_device)
+                               : [](const std::string& path) { return Device::open(path); }),
+      wake_(activity::WakeChannel::create(dir())),
+      acts_(std::make_unique<Acts>(*this)) {
+    new_policy();
+}
+
+Controller::~Controller() = default;
+
+std::string Controller::dir() const {
+    return cfg_.runtime_dir.empty() ? activity::default_dir() : cfg_.runtime_dir;
+}
+
+void Controller::new_policy() {
+    policy_ = std::make_unique<policy::Policy>(cfg_.policy, clock_, *acts_);
+    for (auto& [pid, p] : procs_) {
+        p.queues.clear();
+        p.reprioritized.clear();
+        p.coop_seq.reset();
+    }
+    last_doorbells_.clear();
+    metrics_.forget_gpus();
+}
+
+void Controller::open_device_if_due(std::int64_t now) {
+    if (dev_ || now < next_device_try_)
+        return;
+    next_device_try_ = now + kDeviceRetryNs;
+    const std::string path = cfg_.device.empty() ? default_device_path() : cfg_.device;
+    try {
+        dev_.emplace(open_device_(path));
+        log_.info("device", "opened " + path);
+    } catch (const Error& e) {
+        // Cooperative queues still work without the module.
+        static bool said = false;
+        if (!said)
+            log_.warning("no_device", std::string(e.what()) + " (retrying every second)");
+        said = true;
+    }
+}
+
+void Controller::lose_device(const Error& e) {
+    log_.warning("device_lost", std::string("lost ") +
+                                    (cfg_.device.empty() ? default_device_path() : cfg_.device) +
+                                    ": " + e.what() + "; starting over when it is back");
+    dev_.reset();
+    queue_table_.clear();
+    next_device_try_ = clock_.now_ns() + kDeviceRetryNs;
+    // The kernel dropped every hold with the fd; the policy must not think
+    // otherwise. Cooperative suspensions are released by hand.
+    for (auto& [pid, p] : procs_) {
+        if (p.coop_seq) {
+            try {
+                p.page.send_coop(false);
+            } catch (const Error&) {
+            }
+        }
+    }
+    new_policy();
+}
+
+void Controller::refresh_queue_table() {
+    queue_table_.clear();
+    if (!dev_)
+        return;
+    std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, double> suspended;
+    try {
+        for (const QueueInfo& q : dev_->queues()) {
+            queue_table_[{q.pid, q.ring_va}] = q;
+            if (procs_.contains(static_cast<pid_t>(q.pid)))
+                suspended[{q.pid, q.gpu_id, q.queue_id}] =
+                    static_cast<double>(q.suspended_ns) / 1e9;
+        }
+        std::set<std::uint32_t> gpus;
+        for (const DeviceInfo& d : dev_->devices())
+            gpus.insert(d.gpu_id);
+        if (gpus != gpus_) {
+            log_.info("devices", "GPUs under amdqp: " + gpu_list(std::vector<std::uint32_t>(
+                                                            gpus.begin(), gpus.end())));
+            gpus_ = std::move(gpus);
+        }
+    } catch (const Error& e) {
+        metrics_.error("list");
+        if (device_gone(e))
+            lose_device(e);
+        return;
+    }
+    metrics_.set_queue_suspended(suspended);
+}
+
+void Controller::rescan(std::int64_t now) {
+    next_scan_ = now + ns(cfg_.rescan);
+    open_device_if_due(now);
+    activity::ScanOptions opt;
+    opt.dir = dir();
+    opt.access = activity::Page::Access::control;
+    opt.drop_stale = true;
+    activity::ScanResult found = activity::scan(opt);
+    std::set<pid_t> live;
+    for (activity::Page& page : found.pages) {
+        const pid_t pid = page.pid();
+        live.insert(pid);
+        auto it = procs_.find(pid);
+        if (it != procs_.end() && it->second.page.start_time() == page.start_time())
+            continue;
+        if (it != procs_.end()) {
+            policy_->remove_process(pid);  // pid reused
+            procs_.erase(it);
+        }
+        std::optional<ProcessFacts> facts = read_process_facts(pid);
+        if (!facts)
+            continue;
+        Proc p(std::move(page));
+        p.facts = *facts;
+        try {
+            activity::Snapshot snap = p.page.snapshot();
+            p.acked = snap.header.busy_seq;  // announcements from before us need no ack
+            p.verdict = decide(cfg_.rules, cfg_.group_by, p.facts, snap.group());
+        } catch (const Error&) {
+            continue;
+        }
+        log_.info("process",
+                  "pid " + std::to_string(pid) + " (" + p.facts.comm + ") tagged" +
+                      (p.verdict.priority ? ", priority " + std::to_string(*p.verdict.priority) +
+                                                " by rule " + p.verdict.rule
+                                          : std::string()) +
+                      (p.verdict.group.empty() ? "" : ", group " + p.verdict.group));
+        procs_.emplace(pid, std::move(p));
+    }
+    for (auto it = procs_.begin(); it != procs_.end();) {
+        if (!live.contains(it->first)) {
+            log_.info("process_gone", "pid " + std::to_string(it->first) + " gone");
+            policy_->remove_process(it->first);
+            it = procs_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    refresh_queue_table();
+    metrics_.set_processes(procs_.size());
+    std::map<int, std::uint64_t> by_prio;
+    std::uint64_t holds = 0, timeouts = 0;
+    for (const auto& [pid, p] : procs_) {
+        for (const auto& [id, q] : p.queues)
+            by_prio[q.priority]++;
+        holds += p.holds;
+        timeouts += p.hold_timeouts;
+    }
+    metrics_.set_queues(by_prio);
+    metrics_.set_hold_counters(holds, timeouts);
+    metrics_.set_policy_counters(policy_->stats().starvation_hits, policy_->stats().relapses);
+}
+
+void Controller::sync_slots(pid_t pid, Proc& p, const activity::Snapshot& snap) {
+    std::set<SlotId> seen;
+    for (const activity::Slot& s : snap.slots) {
+        const SlotId id{s.index, s.ring_va};
+        seen.insert(id);
+        if (p.queues.contains(id))
+            continue;
+        policy::QueueInfo qi;
+        qi.key.pid = pid;
+        if (s.known_queue()) {
+            qi.key.gpu_id = s.gpu_id;
+            qi.key.queue_id = *s.queue_id;
+        } else if (auto it = queue_table_.find({static_cast<std::uint32_t>(pid), s.ring_va});
+                   it != queue_table_.end()) {
+            qi.key.gpu_id = it->second.gpu_id;
+            qi.key.queue_id = it->second.queue_id;
+        } else {
+            continue;  // not known to anyone yet: looked for again next time
+        }
+        qi.priority = p.verdict.priority.value_or(static_cast<int>(s.priority));
+        qi.mechanism = s.mechanism == AMDQP_ACT_MECH_COOP ? policy::Mechanism::kCoop
+                                                          : policy::Mechanism::kAmdqp;
+        if (!p.verdict.group.empty())
+            qi.group = p.verdict.group + "@" + std::to_string(qi.priority);
+        if (p.verdict.priority && *p.verdict.priority != static_cast<int>(s.priority) &&
+            qi.mechanism == policy::Mechanism::kAmdqp && dev_ &&
+            !p.reprioritized.contains(qi.key)) {
+            // SUSPEND_BELOW looks at the kernel's priority: the rule's must be there.
+            try {
+                dev_->set_priority(QueueRef::by_id(pid, qi.key.gpu_id, qi.key.queue_id),
+                                   qi.priority);
+                p.reprioritized.insert(qi.key);
+            } catch (const Error& e) {
+                metrics_.error("priority");
+                log_.warning("priority_failed", e.what());
+            }
+        }
+        policy_->add_queue(qi);
+        p.queues.emplace(id, qi);
+    }
+    for (auto it = p.queues.begin(); it != p.queues.end();) {
+        if (!seen.contains(it->first)) {
+            policy_->remove_queue(it->second.key);
+            last_doorbells_.erase(it->second.key);
+            it = p.queues.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+void Controller::update_control(Proc& p, std::int64_t now) {
+    std::uint32_t flags = AMDQP_ACT_CTL_WAKE;
+    int top = -1;
+    for (const auto& [id, q] : p.queues)
+        top = std::max(top, q.priority);
+    // Hold only where the new work outranks something: elsewhere a hold
+    // would delay it for nothing.
+    if (cfg_.policy.order == policy::SuspendOrder::kBeforeDoorbell && top > min_priority_)
+        flags |= AMDQP_ACT_CTL_HOLD;
+    const std::int64_t alive = 1'000'000'000;  // promise; renewed every third
+    if (flags == p.ctl_written && now - p.ctl_renewed < alive / 3)
+        return;
+    try {
+        p.page.set_control(flags, static_cast<std::uint32_t>(cfg_.hold_timeout.count()),
+                           std::chrono::milliseconds(alive / 1'000'000));
+        p.ctl_written = flags;
+        p.ctl_renewed = now;
+    } catch (const Error&) {
+        metrics_.error("page");
+    }
+}
+
+void Controller::renew_coop(std::int64_t now) {
+    const auto lease = std::chrono::duration_cast<std::chrono::milliseconds>(cfg_.coop_lease);
+    for (auto& [pid, p] : procs_) {
+        if (!p.coop_seq || now - p.coop_renewed < ns(lease) / 3)
+            continue;
+        try {
+            if (p.page.renew_lease(*p.coop_seq, lease) != activity::Lease::held &&
+                policy_->coop_suspended(pid)) {
+                p.coop_seq = p.page.send_coop(true, lease);
+                metrics_.coop_request(true);
+            }
+            p.coop_renewed = now;
+        } catch (const Error&) {
+            metrics_.error("coop");
+        }
+    }
+}
+
+void Controller::step() {
+    std::int64_t now = clock_.now_ns();
+    if (now >= next_scan_)
+        rescan(now);
+
+    std::vector<policy::QueueSample> samples;
+    std::vector<policy::ProcessSample> hints;
+    std::vector<std::pair<pid_t, std::uint32_t>> to_ack;
+    std::vector<pid_t> broken;
+    std::optional<std::int64_t> trigger;
+    int min_prio = policy::kPriorityMax;
+    for (auto& [pid, p] : procs_) {
+        activity::Snapshot snap;
+        try {
+            snap = p.page.snapshot();
+        } catch (const Error&) {
+            broken.push_back(pid);
+            continue;
+        }
+        sync_slots(pid, p, snap);
+        p.holds = snap.header.holds;
+        p.hold_timeouts = snap.header.hold_timeouts;
+        for (const activity::Slot& s : snap.slots) {
+            auto it = p.queues.find({s.index, s.ring_va});
+            if (it == p.queues.end())
+                continue;
+            const policy::QueueKey& key = it->second.key;
+            min_prio = std::min(min_prio, it->second.priority);
+            policy::QueueSample qs;
+            qs.key = key;
+            qs.write_index = s.write_index;
+            qs.doorbells = s.doorbells;
+            qs.last_doorbell_ns = static_cast<std::int64_t>(s.last_doorbell_ns);
+            if (auto r = p.page.read_index(s)) {
+                qs.read_index = *r;
+            } else {
+                qs.read_index_known = false;
+            }
+            auto& last = last_doorbells_[key];
+            if (s.doorbells != last && !policy_->active(key) && s.last_doorbell_ns)
+                trigger = std::min(trigger.value_or(qs.last_doorbell_ns), qs.last_doorbell_ns);
+            last = s.doorbells;
+            samples.push_back(qs);
+        }
+        if (snap.header.hint_begin || snap.header.hint_end)
+            hints.push_back({pid, snap.header.hint_begin, snap.header.hint_end});
+        if (snap.header.busy_seq != p.acked)
+            to_ack.emplace_back(pid, snap.header.busy_seq);
+    }
+    for (pid_t pid : broken) {
+        policy_->remove_process(pid);
+        procs_.erase(pid);
+    }
+    min_priority_ = min_prio;
+
+    acts_->trigger_ns_ = trigger;
+    policy_->update(samples, hints);
+    policy_->tick();
+    acts_->trigger_ns_.reset();
+
+    now = clock_.now_ns();
+    // Acks last: a held doorbell goes out after the suspension returned.
+    for (auto [pid, seq] : to_ack) {
+        auto it = procs_.find(pid);
+        if (it == procs_.end())
+            continue;
+        try {
+            it->second.page.ack_busy(seq);
+            it->second.acked = seq;
+        } catch (const Error&) {
+            metrics_.error("page");
+        }
+    }
+    for (auto& [pid, p] : procs_)
+        update_control(p, now);
+    renew_coop(now);
+}
+
+std::chrono::nanoseconds Controller::wait_for() const {
+    const std::int64_t now = clock_.now_ns();
+    bool holding = false;
+    for (auto g : gpus_)
+        holding = holding || policy_->suspend_level(g) > 0;
+    for (const auto& [pid, p] : procs_) {
+        holding = holding || policy_->coop_suspended(pid);
+        for (const auto& [id, q] : p.queues)
+            holding = holding || (q.priority > min_priority_ && policy_->active(q.key));
+    }
+    std::int64_t wait = holding ? ns(cfg_.poll_interval) : ns(cfg_.idle_poll);
+    if (auto d = policy_->next_deadline_ns())
+        wait = std::min(wait, std::max<std::int64_t>(*d - now, 0));
+    wait = std::min(wait, std::max<std::int64_t>(next_scan_ - now, 0));
+    return std::chrono::nanoseconds(wait);
+}
+
+void Controller::reconfigure(const DaemonConfig& cfg) {
+    release_all();
+    cfg_ = cfg;
+    // Rules may have changed: every process is looked at again.
+    procs_.clear();
+    new_policy();
+    next_scan_ = 0;
+}
+
+void Controller::release_all() {
+    if (dev_) {
+        try {
+            dev_->resume_all({});
+            metrics_.resume_call(0, 0);
+        } catch (const Error& e) {
+            log_.warning("resume_failed", std::string("releasing every hold: ") + e.what());
+        }
+    }
+    for (auto& [pid, p] : procs_) {
+        try {
+            if (p.coop_seq || policy_->coop_suspended(pid))
+                p.page.send_coop(false);
+            p.page.set_control(0, 0);
+            p.ctl_written = 0;
+        } catch (const Error&) {
+        }
+        p.coop_seq.reset();
+    }
+    metrics_.forget_gpus();
+}
+
+std::string Controller::status_json() const {
+    nlohmann::json j;
+    j["pid"] = ::getpid();
+    j["order"] = std::string(policy::to_string(cfg_.policy.order));
+    j["device_open"] = dev_.has_value();
+    j["processes"] = procs_.size();
+    const auto& st = policy_->stats();
+    j["stats"] = {{"suspend_calls", st.suspend_calls},     {"resume_calls", st.resume_calls},
+                  {"coop_suspends", st.coop_suspends},     {"coop_resumes", st.coop_resumes},
+                  {"starvation_hits", st.starvation_hits}, {"relapses", st.relapses}};
+    std::set<std::uint32_t> gpus = gpus_;
+    nlohmann::json groups = nlohmann::json::object();
+    nlohmann::json procs = nlohmann::json::array();
+    for (const auto& [pid, p] : procs_) {
+        nlohmann::json qs = nlohmann::json::array();
+        for (const auto& [id, q] : p.queues) {
+            gpus.insert(q.key.gpu_id);
+            qs.push_back({{"gpu", q.key.gpu_id},
+                          {"queue", q.key.queue_id},
+                          {"priority", q.priority},
+                          {"mechanism", q.mechanism == policy::Mechanism::kCoop ? "coop" : "amdqp"},
+                          {"active", policy_->active(q.key)},
+                          {"group", q.group}});
+            if (!q.group.empty()) {
+                auto& g = groups[q.group];
+                if (g.is_null())
+                    g = {{"priority", q.priority},
+                         {"gpus", nlohmann::json::array()},
+                         {"pids", nlohmann::json::array()}};
+                if (std::find(g["gpus"].begin(), g["gpus"].end(), q.key.gpu_id) == g["gpus"].end())
+                    g["gpus"].push_back(q.key.gpu_id);
+                if (std::find(g["pids"].begin(), g["pids"].end(), pid) == g["pids"].end())
+                    g["pids"].push_back(pid);
+            }
+        }
+        procs.push_back({{"pid", pid},
+                         {"comm", p.facts.comm},
+                         {"cgroup", p.facts.cgroup},
+                         {"rule", p.verdict.rule},
+                         {"coop_suspended", policy_->coop_suspended(pid)},
+                         {"queues", qs}});
+    }
+    nlohmann::json g = nlohmann::json::array();
+    for (auto gpu : gpus)
+        g.push_back({{"gpu", gpu}, {"suspend_level", policy_->suspend_level(gpu)}});
+    j["gpus"] = g;
+    j["groups"] = groups;
+    j["tagged"] = procs;
+    return j.dump();
+}
+
+}  // namespace amdqp::daemon

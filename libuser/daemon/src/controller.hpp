@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+//
+// The host's control loop around the pure policy: finds tagged processes
+// (their activity pages), feeds the policy their queues and samples, and
+// carries its decisions out through /dev/amdqp and the cooperative
+// requests. Owns no thread: the daemon (or an in-process controller) calls
+// step() and sleeps on the wake channel for wait_for().
+//
+// Not thread safe; status() and the Metrics it updates may be read from
+// other threads.
+#ifndef AMDQPD_CONTROLLER_HPP
+#define AMDQPD_CONTROLLER_HPP
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <amdqp/activity.hpp>
+#include <amdqp/amdqp.hpp>
+
+#include "amdqp/policy/policy.hpp"
+#include "config_file.hpp"
+#include "log.hpp"
+#include "metrics.hpp"
+#include "process_facts.hpp"
+
+namespace amdqp::daemon {
+
+class MonotonicClock : public policy::Clock {
+  public:
+    std::int64_t now_ns() const override;
+};
+
+class Controller {
+  public:
+    // Opens /dev/amdqp (or what the config names); replaceable for tests.
+    using DeviceOpener = std::function<Device(const std::string& path)>;
+
+    Controller(const DaemonConfig& cfg, Metrics& metrics, const Log& log,
+               const policy::Clock& clock, DeviceOpener open_device = {});
+    ~Controller();
+    Controller(const Controller&) = delete;
+    Controller& operator=(const Controller&) = delete;
+
+    // One pass: rescan when due, sample every page, decide, act, ack.
+    void step();
+    // How long the caller may sleep on the wake channel before the next step.
+    std::chrono::nanoseconds wait_for() const;
+    activity::WakeChannel& wake() { return wake_; }
+
+    // A new configuration (SIGHUP): everything held is released and the
+    // policy starts over with the new knobs and rules.
+    void reconfigure(const DaemonConfig& cfg);
+    // Stop: resume everything, withdraw the wake/hold request from pages.
+    void release_all();
+
+    bool device_open() const { return dev_.has_value(); }
+    std::size_t processes() const { return procs_.size(); }
+    const policy::Policy& policy() const { return *policy_; }
+    // Human- and machine-readable state (amdqpctl status reads it as JSON).
+    std::string status_json() const;
+
+  private:
+    struct SlotId {
+        std::uint32_t index;
+        std::uint64_t ring_va;
+        auto operator<=>(const SlotId&) const = default;
+    };
+    struct Proc {
+        explicit Proc(activity::Page p) : page(std::move(p)) {}
+        activity::Page page;
+        ProcessFacts facts;
+        Verdict verdict;
+        std::map<SlotId, policy::QueueInfo> queues;  // live slots the policy knows
+        std::set<policy::QueueKey> reprioritized;    // rule priority pushed to the kernel
+        std::uint32_t ctl_written = 0;
+        std::int64_t ctl_renewed = 0;
+        std::uint32_t acked = 0;
+        std::optional<std::uint32_t> coop_seq;
+        std::int64_t coop_renewed = 0;
+        std::uint64_t holds = 0, hold_timeouts = 0;
+    };
+    class Acts;
+
+    void open_device_if_due(std::int64_t now);
+    void lose_device(const Error& e);
+    void rescan(std::int64_t now);
+    void refresh_queue_table();
+    void sync_slots(pid_t pid, Proc& p, const activity::Snapshot& snap);
+    void update_control(Proc& p, std::int64_t now);
+    void renew_coop(std::int64_t now);
+    void new_policy();
+    std::string dir() const;
+
+    DaemonConfig cfg_;
+    Metrics& metrics_;
+    const Log& log_;
+    const policy::Clock& clock_;
+    DeviceOpener open_device_;
+    std::optional<Device> dev_;
+    std::int64_t next_device_try_ = 0;
+    activity::WakeChannel wake_;
+    std::unique_ptr<Acts> acts_;
+    std::unique_ptr<policy::Policy> policy_;
+    std::map<pid_t, Proc> procs_;
+    // LIST_QUEUES by (pid, ring VA): for slots whose ids the page lacks.
+    std::map<std::pair<std::uint32_t, std::uint64_t>, QueueInfo> queue_table_;
+    std::int64_t next_scan_ = 0;
+    int min_priority_ = policy::kPriorityMax;
+    std::map<policy::QueueKey, std::uint64_t> last_doorbells_;
+    std::set<std::uint32_t> gpus_;
+};
+
+}  // namespace amdqp::daemon
+
+#endif

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+//
+// amdqpd: runs the preemption policy for the host (Documentation/policy.rst,
+// Documentation/admin-guide.rst).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include <CLI/CLI.hpp>
+
+#include <amdqp/activity.hpp>
+
+#include "config_file.hpp"
+#include "controller.hpp"
+#include "log.hpp"
+#include "metrics.hpp"
+#include "metrics_server.hpp"
+
+#if AMDQPD_HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+
+namespace {
+
+using namespace amdqp::daemon;
+
+std::atomic<int> g_stop{0};
+std::atomic<bool> g_reload{false};
+
+void on_stop(int sig) {
+    g_stop = sig;
+}
+void on_hup(int) {
+    g_reload = true;
+}
+
+void notify(const std::string& what) {
+#if AMDQPD_HAVE_SYSTEMD
+    sd_notify(0, what.c_str());
+#else
+    (void)what;
+#endif
+}
+
+// Handlers without SA_RESTART: a signal ends the futex wait at once.
+void install_signals() {
+    struct sigaction sa = {};
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, nullptr);
+    sigaction(SIGINT, &sa, nullptr);
+    sa.sa_handler = on_hup;
+    sigaction(SIGHUP, &sa, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+// Written next to the pages for amdqpctl status (replaced atomically).
+void write_status(const std::string& dir, const std::string& json) {
+    const std::string path = dir + "/amdqpd.status.json";
+    const std::string tmp = path + ".tmp";
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0)
+        return;
+    fchmod(fd, 0644);
+    const std::string data = json + "\n";
+    bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
+    ::close(fd);
+    if (!ok || ::rename(tmp.c_str(), path.c_str()) < 0)
+        ::unlink(tmp.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{
+        "amdqpd: suspends lower-priority GPU queues while higher-priority work runs.\n"
+        "Finds processes tagged by the amdqp tagging layer (amdqpctl run --priority, or\n"
+        "AMDQP_PRIORITY with LD_PRELOAD/HSA_TOOLS_LIB) and steers their queues through\n"
+        "/dev/amdqp (amdqp.ko) or cooperatively. See amdqpd(8), Documentation/admin-guide.rst.",
+        "amdqpd"};
+    std::string config_path = kDefaultConfigPath;
+    bool check = false;
+    std::optional<std::string> metrics_addr;
+    std::optional<std::string> runtime_dir;
+    std::optional<std::string> order;
+    std::optional<std::string> log_level;
+    bool version = false;
+    auto* cfg_opt =
+        app.add_option("-c,--config", config_path,
+                       "Configuration file (default " + std::string(kDefaultConfigPath) +
+                           "; missing = built-in defaults)");
+    app.add_flag("--check-config", check,
+                 "Validate the configuration, print 'file:line: problem' lines, exit 0 or 1");
+    app.add_option("--metrics", metrics_addr,
+                   "Prometheus endpoint: HOST:PORT, unix:PATH or \"\" for none (overrides "
+                   "[daemon] metrics)");
+    app.add_option("--runtime-dir", runtime_dir,
+                   "Where activity pages are (overrides [daemon] runtime_dir)");
+    app.add_option("--order", order, "before-doorbell or after-doorbell (overrides [policy] order)")
+        ->check(CLI::IsMember({"before-doorbell", "after-doorbell"}));
+    app.add_option("--log-level", log_level, "error, warning, info or debug")
+        ->check(CLI::IsMember({"error", "warning", "info", "debug"}));
+    bool foreground = false;
+    app.add_flag("--foreground", foreground, "Accepted for compatibility: amdqpd never forks");
+    app.add_flag("-V,--version", version, "Print the version and exit");
+    CLI11_PARSE(app, argc, argv);
+    if (version) {
+        std::cout << "amdqpd " << AMDQPD_VERSION << "\n";
+        return 0;
+    }
+    const bool explicit_config = cfg_opt->count() > 0;
+
+    auto load = [&]() {
+        DaemonConfig c = load_config(config_path, explicit_config, kernel_watchdog_max_suspend());
+        if (metrics_addr)
+            c.metrics = *metrics_addr;
+        if (runtime_dir)
+            c.runtime_dir = *runtime_dir;
+        if (order)
+            c.policy.order = *order == "after-doorbell"
+                                 ? amdqp::policy::SuspendOrder::kAfterDoorbell
+                                 : amdqp::policy::SuspendOrder::kBeforeDoorbell;
+        if (log_level)
+            c.log_level = *log_level;
+        return c;
+    };
+
+    DaemonConfig cfg;
+    try {
+        cfg = load();
+    } catch (const ConfigError& e) {
+        for (const auto& p : e.problems())
+            std::cerr << p << "\n";
+        if (!check)
+            std::cerr << "amdqpd: configuration refused; nothing was started\n";
+        return 1;
+    }
+    if (check) {
+        std::cout << config_path << ": ok (order " << amdqp::policy::to_string(cfg.policy.order)
+                  << ", " << cfg.rules.size() << " rule(s))\n";
+        return 0;
+    }
+
+    Log log(cfg.log_level);
+    install_signals();
+    Metrics metrics;
+    MonotonicClock clock;
+    std::unique_ptr<MetricsServer> server;
+    std::unique_ptr<Controller> ctl;
+    try {
+        if (!cfg.metrics.empty()) {
+            server = std::make_unique<MetricsServer>(cfg.metrics, metrics);
+            log.info("metrics", "metrics on " + server->address() + "/metrics");
+        }
+        ctl = std::make_unique<Controller>(cfg, metrics, log, clock);
+    } catch (const std::exception& e) {
+        log.error("start_failed", e.what());
+        return 1;
+    }
+    const std::string dir =
+        cfg.runtime_dir.empty() ? amdqp::activity::default_dir() : cfg.runtime_dir;
+    log.info("start", "amdqpd " AMDQPD_VERSION " watching " + dir + ", order " +
+                          std::string(amdqp::policy::to_string(cfg.policy.order)));
+    ctl->step();
+    notify("READY=1\nSTATUS=watching " + dir);
+    std::uint64_t watchdog_us = 0;
+#if AMDQPD_HAVE_SYSTEMD
+    if (sd_watchdog_enabled(0, &watchdog_us) <= 0)
+        watchdog_us = 0;
+#endif
+    MonotonicClock mono;
+    std::int64_t next_status = 0, next_ping = 0;
+    while (!g_stop) {
+        if (g_reload.exchange(false)) {
+            notify("RELOADING=1");
+            try {
+                DaemonConfig next = load();
+                ctl->reconfigure(next);
+                log.set_level(next.log_level);
+                log.info("reload", "configuration reloaded from " + config_path);
+            } catch (const ConfigError& e) {
+                log.error("reload_refused", "new configuration refused, keeping the old one: " +
+                                                std::string(e.what()));
+            }
+            notify("READY=1");
+        }
+        const std::uint32_t seen = ctl->wake().value();
+        ctl->step();
+        const std::int64_t now = mono.now_ns();
+        if (now >= next_status) {
+            write_status(dir, ctl->status_json());
+            next_status = now + 500'000'000;
+        }
+        if (watchdog_us && now >= next_ping) {
+            notify("WATCHDOG=1");
+            next_ping = now + static_cast<std::int64_t>(watchdog_us) * 500;
+        }
+        ctl->wake().wait(seen, ctl->wait_for());
+    }
+    notify("STOPPING=1");
+    log.info("stop", "signal " + std::to_string(g_stop.load()) + ": releasing every suspension");
+    ctl->release_all();
+    ::unlink((dir + "/amdqpd.status.json").c_str());
+    return 0;
+}

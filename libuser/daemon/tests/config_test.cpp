@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+#include <gtest/gtest.h>
+
+#include "config_file.hpp"
+
+namespace {
+
+using namespace amdqp::daemon;
+using namespace std::chrono_literals;
+
+DaemonConfig parse(const std::string& text, std::chrono::milliseconds wd = 5000ms) {
+    return parse_config(text, "amdqpd.toml", wd);
+}
+
+std::vector<std::string> problems(const std::string& text, std::chrono::milliseconds wd = 5000ms) {
+    try {
+        parse(text, wd);
+    } catch (const ConfigError& e) {
+        return e.problems();
+    }
+    return {};
+}
+
+TEST(Config, EmptyFileGivesTheDefaults) {
+    DaemonConfig c = parse("");
+    EXPECT_EQ(c.metrics, "127.0.0.1:9464");
+    EXPECT_EQ(c.policy.order, amdqp::policy::SuspendOrder::kBeforeDoorbell);
+    EXPECT_EQ(c.policy.hysteresis_min, 3ms);
+    EXPECT_EQ(c.group_by, GroupBy::kCgroup);
+    EXPECT_TRUE(c.rules.empty());
+}
+
+TEST(Config, EveryKnobIsRead) {
+    DaemonConfig c = parse(R"(
+[daemon]
+runtime_dir = "/run/x"
+metrics = "unix:/run/amdqp/m.sock"
+log_level = "debug"
+poll_interval_us = 100
+idle_poll_ms = 20
+rescan_ms = 500
+coop_lease_ms = 3000
+group_by = "none"
+
+[policy]
+order = "after-doorbell"
+hold_timeout_us = 1500
+hysteresis_min_ms = 2.5
+hysteresis_max_ms = 30
+hysteresis_initial_ms = 4
+hysteresis_factor = 2.0
+hysteresis_quantile = 0.9
+hysteresis_window = 16
+relapse_factor = 3
+max_continuous_suspend_ms = 800
+min_low_share = 0.2
+share_window_ms = 2000
+min_run_slice_ms = 25
+guard_margin_ms = 200
+
+[[rule]]
+match.cgroup = "/kubepods/*/pod-inference*"
+priority = "high"
+
+[[rule]]
+match = { uid = 1001, exe = "/usr/bin/python3*" }
+priority = 2
+group = "train-job"
+)");
+    EXPECT_EQ(c.runtime_dir, "/run/x");
+    EXPECT_EQ(c.metrics, "unix:/run/amdqp/m.sock");
+    EXPECT_EQ(c.poll_interval, 100us);
+    EXPECT_EQ(c.idle_poll, 20ms);
+    EXPECT_EQ(c.coop_lease, 3000ms);
+    EXPECT_EQ(c.group_by, GroupBy::kNone);
+    EXPECT_EQ(c.policy.order, amdqp::policy::SuspendOrder::kAfterDoorbell);
+    EXPECT_EQ(c.hold_timeout, 1500us);
+    EXPECT_EQ(c.policy.hysteresis_min, 2500us);
+    EXPECT_EQ(c.policy.max_continuous_suspend, 800ms);
+    EXPECT_DOUBLE_EQ(c.policy.min_low_share, 0.2);
+    EXPECT_EQ(c.policy.hysteresis_window, 16u);
+    ASSERT_EQ(c.rules.size(), 2u);
+    EXPECT_EQ(c.rules[0].priority, 12);
+    EXPECT_EQ(c.rules[0].where, "amdqpd.toml:28");
+    EXPECT_EQ(c.rules[1].uid, 1001u);
+    EXPECT_EQ(c.rules[1].priority, 2);
+    EXPECT_EQ(c.rules[1].group, "train-job");
+}
+
+TEST(Config, ProblemsNameFileLineAndWhat) {
+    auto p = problems("[daemon]\nmetrics = \"127.0.0.1:9464\"\npol_interval_us = 5\n");
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_EQ(p[0], "amdqpd.toml:3: unknown key 'pol_interval_us' in [daemon]");
+
+    p = problems("[policy]\n\norder = \"sometimes\"\nhysteresis_min_ms = \"fast\"\n");
+    ASSERT_EQ(p.size(), 2u);
+    EXPECT_NE(p[0].find("amdqpd.toml:3: order must be before-doorbell or after-doorbell"),
+              std::string::npos);
+    EXPECT_EQ(p[1], "amdqpd.toml:4: hysteresis_min_ms must be a number >= 0");
+}
+
+TEST(Config, SyntaxErrorsCarryTheirLine) {
+    auto p = problems("[daemon]\nmetrics = \n");
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_EQ(p[0].rfind("amdqpd.toml:2: ", 0), 0u) << p[0];
+}
+
+TEST(Config, StarvationBoundMustStayUnderTheKernelWatchdog) {
+    auto p = problems("[policy]\nmax_continuous_suspend_ms = 900\n", 1000ms);
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_NE(p[0].find("max_suspend_ms"), std::string::npos) << p[0];
+    EXPECT_EQ(p[0].rfind("amdqpd.toml:1: ", 0), 0u) << p[0];
+    EXPECT_TRUE(problems("[policy]\nmax_continuous_suspend_ms = 800\n", 1000ms).empty());
+}
+
+TEST(Config, RulesNeedAMatchAndAnEffect) {
+    auto p = problems(
+        "[[rule]]\npriority = 12\n\n[[rule]]\nmatch.uid = 5\n\n[[rule]]\n"
+        "match.exe = \"/bin/x\"\npriority = 99\n");
+    ASSERT_EQ(p.size(), 3u);
+    EXPECT_NE(p[0].find("needs a match table"), std::string::npos) << p[0];
+    EXPECT_NE(p[1].find("must set priority or group"), std::string::npos) << p[1];
+    EXPECT_EQ(p[2], "amdqpd.toml:9: priority must be 0..15 or low, normal, high");
+}
+
+TEST(Config, BadMetricsAddressAndHoldLongerThanHysteresis) {
+    auto p = problems("[daemon]\nmetrics = \"9464\"\n");
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_NE(p[0].find("HOST:PORT"), std::string::npos);
+    p = problems("[policy]\nhold_timeout_us = 5000\n");
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_NE(p[0].find("hold_timeout_us"), std::string::npos);
+}
+
+TEST(Config, MissingDefaultFileIsDefaultsButAnExplicitOneIsAnError) {
+    EXPECT_NO_THROW(load_config("/nonexistent/amdqpd.toml", false, 5000ms));
+    try {
+        load_config("/nonexistent/amdqpd.toml", true, 5000ms);
+        FAIL() << "no error";
+    } catch (const ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find("/nonexistent/amdqpd.toml:1: cannot read"),
+                  std::string::npos);
+    }
+}
+
+TEST(Config, KernelWatchdogIsReadFromSysfs) {
+    EXPECT_EQ(kernel_watchdog_max_suspend("/nonexistent"), 5000ms);
+    char path[] = "/tmp/amdqpd-wd.XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, "750\n", 4), 4);
+    close(fd);
+    EXPECT_EQ(kernel_watchdog_max_suspend(path), 750ms);
+    unlink(path);
+}
+
+}  // namespace

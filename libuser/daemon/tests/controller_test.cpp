@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+//
+// The controller end to end against the in-memory /dev/amdqp fake and real
+// activity pages of child processes: the children only hold their pages
+// (as a tagged process does), the test plays their submissions by writing
+// the pages' slots and the read indexes the controller reads from them.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "activity_page.hpp"
+#include "activity_proc.hpp"
+#include "activity_test_util.hpp"
+#include "controller.hpp"
+#include "fake_amdqp.hpp"
+
+namespace {
+
+using namespace amdqp::daemon;
+using namespace std::chrono_literals;
+using amdqp::testing::FakeAmdqp;
+
+constexpr std::uint32_t kGpu = 1;
+
+// Memory the children share with the test: their queues' read indexes.
+struct Shared {
+    std::atomic<std::uint64_t> read_index[4];
+};
+
+class Tagged {
+  public:
+    // A child with one slot of @priority on kGpu whose ring is @ring_va.
+    Tagged(const std::string& dir, Shared* shared, int n, std::uint32_t priority,
+           std::uint64_t ring_va, const char* group = nullptr)
+        : dir_(dir) {
+        int ready[2];
+        if (pipe(ready) != 0)
+            return;
+        pid_ = fork();
+        if (pid_ == 0) {
+            if (group)
+                setenv("AMDQP_GROUP", group, 1);
+            amdqp::detail::ActivityWriter w(dir);
+            amdqp::detail::SlotInit init;
+            init.gpu_id = kGpu;
+            init.priority = priority;
+            init.mechanism = AMDQP_ACT_MECH_AMDQP;
+            init.ring_va = ring_va;
+            init.read_index_va = reinterpret_cast<std::uint64_t>(&shared->read_index[n]);
+            char ok = w.take_slot(init) == 0 ? 'y' : 'n';
+            [[maybe_unused]] auto r = write(ready[1], &ok, 1);
+            for (;;)
+                pause();
+        }
+        char ok = 0;
+        [[maybe_unused]] auto r = read(ready[0], &ok, 1);
+        close(ready[0]);
+        close(ready[1]);
+        EXPECT_EQ(ok, 'y');
+        int fd = open((dir + "/amdqp-act." + std::to_string(pid_)).c_str(), O_RDWR);
+        page_ = static_cast<amdqp_act_page*>(
+            mmap(nullptr, sizeof(amdqp_act_page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+        close(fd);
+    }
+    ~Tagged() { kill(); }
+    void kill() {
+        if (pid_ > 0) {
+            ::kill(pid_, SIGKILL);
+            waitpid(pid_, nullptr, 0);
+            pid_ = -1;
+        }
+    }
+    pid_t pid() const { return pid_; }
+    amdqp_act_page* page() const { return page_; }
+    // What the tagging layer does at a doorbell store.
+    void doorbell(std::uint64_t write_index) {
+        amdqp_act_slot& s = page_->slots[0];
+        s.write_index = write_index;
+        s.doorbells++;
+        s.last_doorbell_ns = amdqp::detail::monotonic_ns();
+    }
+
+  private:
+    std::string dir_;
+    pid_t pid_ = -1;
+    amdqp_act_page* page_ = nullptr;
+};
+
+class ControllerTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        shared_ = static_cast<Shared*>(mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE,
+                                            MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+        new (shared_) Shared{};
+        fake_ = std::make_shared<FakeAmdqp>();
+        fake_->caller_uid = getuid();
+        fake_->caller_pid = getpid();
+        fake_->cap_sys_admin = true;
+        fake_->add_gpu(kGpu);
+        cfg_.runtime_dir = dir_.path();
+        cfg_.metrics = "";
+        cfg_.rescan = 1ms;
+        cfg_.group_by = GroupBy::kNone;
+    }
+    void TearDown() override { munmap(shared_, sizeof(Shared)); }
+
+    std::unique_ptr<Controller> make() {
+        auto fake = fake_;
+        return std::make_unique<Controller>(
+            cfg_, metrics_, log_, clock_,
+            [fake](const std::string&) { return amdqp::Device::open(fake->path, fake); });
+    }
+    // Steps until @pred holds or @limit passes.
+    bool step_until(Controller& c, const std::function<bool()>& pred,
+                    std::chrono::milliseconds limit = 2000ms) {
+        auto end = std::chrono::steady_clock::now() + limit;
+        do {
+            c.step();
+            if (pred())
+                return true;
+            std::this_thread::sleep_for(1ms);
+        } while (std::chrono::steady_clock::now() < end);
+        return false;
+    }
+
+    amdqp_test::TempDir dir_;
+    Shared* shared_ = nullptr;
+    std::shared_ptr<FakeAmdqp> fake_;
+    DaemonConfig cfg_;
+    Metrics metrics_;
+    Log log_{"error"};
+    MonotonicClock clock_;
+};
+
+TEST_F(ControllerTest, HighPriorityWorkSuspendsLowerAndTheHysteresisResumesIt) {
+    Tagged lp(dir_.path(), shared_, 0, 2, 0x10000);
+    Tagged hp(dir_.path(), shared_, 1, 12, 0x20000);
+    const auto lq = fake_->add_queue(lp.pid(), kGpu, 0x10000, 2, getuid()).queue_id;
+    fake_->add_queue(hp.pid(), kGpu, 0x20000, 12, getuid());
+    auto c = make();
+    c->step();
+    EXPECT_EQ(c->processes(), 2u);
+    EXPECT_FALSE(fake_->suspended(lp.pid(), kGpu, lq));
+    // Before-doorbell: only the process that outranks someone is held.
+    EXPECT_EQ(hp.page()->hdr.ctl_flags, AMDQP_ACT_CTL_WAKE | AMDQP_ACT_CTL_HOLD);
+    EXPECT_EQ(lp.page()->hdr.ctl_flags, AMDQP_ACT_CTL_WAKE);
+
+    hp.doorbell(1);  // read index 0: busy
+    hp.page()->hdr.busy_seq = 1;
+    c->step();
+    EXPECT_TRUE(fake_->suspended(lp.pid(), kGpu, lq));
+    EXPECT_EQ(hp.page()->hdr.busy_ack, 1u) << "the held doorbell is released after the suspend";
+    EXPECT_EQ(c->policy().suspend_level(kGpu), 12);
+
+    shared_->read_index[1] = 1;  // drained: the hysteresis (3 ms) starts
+    EXPECT_TRUE(step_until(*c, [&] { return !fake_->suspended(lp.pid(), kGpu, lq); }));
+    const std::string m = metrics_.render();
+    EXPECT_NE(m.find("amdqpd_suspend_calls_total 1\n"), std::string::npos) << m;
+    EXPECT_NE(m.find("amdqpd_control_loop_seconds_count 1\n"), std::string::npos) << m;
+}
+
+TEST_F(ControllerTest, EqualPrioritiesNeverSuspendEachOther) {
+    Tagged a(dir_.path(), shared_, 0, 7, 0x10000);
+    Tagged b(dir_.path(), shared_, 1, 7, 0x20000);
+    const auto qa = fake_->add_queue(a.pid(), kGpu, 0x10000, 7, getuid()).queue_id;
+    const auto qb = fake_->add_queue(b.pid(), kGpu, 0x20000, 7, getuid()).queue_id;
+    auto c = make();
+    c->step();
+    a.doorbell(1);
+    b.doorbell(1);
+    c->step();
+    EXPECT_FALSE(fake_->suspended(a.pid(), kGpu, qa));
+    EXPECT_FALSE(fake_->suspended(b.pid(), kGpu, qb));
+    EXPECT_EQ(a.page()->hdr.ctl_flags, AMDQP_ACT_CTL_WAKE) << "nothing to outrank: no hold";
+}
+
+TEST_F(ControllerTest, HighPriorityExitResumesAndDaemonExitReleasesEverything) {
+    Tagged lp(dir_.path(), shared_, 0, 2, 0x10000);
+    Tagged hp(dir_.path(), shared_, 1, 12, 0x20000);
+    const auto lq = fake_->add_queue(lp.pid(), kGpu, 0x10000, 2, getuid()).queue_id;
+    fake_->add_queue(hp.pid(), kGpu, 0x20000, 12, getuid());
+    auto c = make();
+    c->step();
+    hp.doorbell(1);
+    c->step();
+    ASSERT_TRUE(fake_->suspended(lp.pid(), kGpu, lq));
+    hp.kill();  // crashed mid-request: its queue never drains
+    EXPECT_TRUE(step_until(*c, [&] { return !fake_->suspended(lp.pid(), kGpu, lq); }));
+    EXPECT_EQ(c->processes(), 1u);
+
+    // A new high-priority process; then the daemon goes away: its fd's
+    // holds go with it (the kernel's rule), and pages no longer ask to hold.
+    Tagged hp2(dir_.path(), shared_, 2, 12, 0x30000);
+    fake_->add_queue(hp2.pid(), kGpu, 0x30000, 12, getuid());
+    ASSERT_TRUE(step_until(*c, [&] { return c->processes() == 2; }));
+    hp2.doorbell(1);
+    c->step();
+    ASSERT_TRUE(fake_->suspended(lp.pid(), kGpu, lq));
+    c->release_all();
+    EXPECT_FALSE(fake_->suspended(lp.pid(), kGpu, lq));
+    EXPECT_EQ(hp2.page()->hdr.ctl_flags, 0u);
+    c->step();
+    hp2.doorbell(2);
+    c.reset();  // a crash closes the fd just the same
+    EXPECT_FALSE(fake_->suspended(lp.pid(), kGpu, lq));
+    EXPECT_EQ(fake_->open_fds(), 0u);
+}
+
+TEST_F(ControllerTest, RulesOverrideThePriorityInTheKernelToo) {
+    Tagged a(dir_.path(), shared_, 0, 7, 0x10000);
+    auto& q = fake_->add_queue(a.pid(), kGpu, 0x10000, 7, getuid());
+    Rule r;
+    r.uid = getuid();
+    r.priority = 3;
+    r.where = "test:1";
+    cfg_.rules = {r};
+    auto c = make();
+    c->step();
+    EXPECT_EQ(q.priority, 3u);
+    EXPECT_NE(c->status_json().find("\"rule\":\"test:1\""), std::string::npos);
+}
+
+TEST_F(ControllerTest, WithoutTheModuleItKeepsRunningAndRetries) {
+    fake_->present = false;
+    Tagged a(dir_.path(), shared_, 0, 12, 0x10000);
+    auto c = make();
+    c->step();
+    EXPECT_FALSE(c->device_open());
+    EXPECT_EQ(c->processes(), 1u);
+    fake_->present = true;
+    std::this_thread::sleep_for(1100ms);  // the retry period
+    c->step();
+    EXPECT_TRUE(c->device_open());
+}
+
+}  // namespace
