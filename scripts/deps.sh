@@ -17,7 +17,14 @@ non-interactive). Kernel packages are pinned by scripts/versions.env:
   linux-source-${AMDQP_KSRC_SERIES}=${AMDQP_KPKGVER}
   linux-headers-${AMDQP_KVER_OLD}            (compile check only)
 
-The VM kernel image is not installed: scripts/fetch-kernel.sh downloads it.
+The VM kernel image is not needed here (scripts/fetch-kernel.sh unpacks it
+into the cache), but Debian's linux-headers-${AMDQP_KVER} depends on
+linux-image-${AMDQP_KVER}: apt installs that kernel into /boot too, and
+on a GRUB host it becomes the default boot entry (the newest kernel). Run
+this on a CI machine or container, not on a workstation you reboot; to
+undo, apt-get purge linux-image-${AMDQP_KVER} (removes the headers too).
+dkms and hipcc (ROCm 5.2's, for compiling tools/hw-validate) are for
+kfd-glue/ci-install.sh.
 
 When everything is already installed nothing runs (no apt-get update),
 except with CI=true, where the package lists are always refreshed.
@@ -38,9 +45,11 @@ deps_packages() {
 		busybox-static qemu-system-x86
 		sparse perl python3 git
 		cmake pkg-config libgtest-dev googletest libgmock-dev libbenchmark-dev
-		libcli11-dev nlohmann-json3-dev libhsa-runtime-dev
+		libcli11-dev nlohmann-json3-dev libhsa-runtime-dev libtomlplusplus-dev libsystemd-dev
+		prometheus
 		python3-venv python3-setuptools python3-pip
-		clang-format shellcheck
+		clang-format shellcheck yamllint python3-jsonschema systemd
+		dkms hipcc
 		linux-headers-${AMDQP_KVER_OLD}
 		${AMDQP_DEPS_EXTRA:-}
 	PKGS

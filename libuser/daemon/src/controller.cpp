@@ -51,16 +51,19 @@ class Controller::Acts : public policy::Actions {
         try {
             GpuSetResult r = c_.dev_->suspend_below(gpus, priority);
             c_.metrics_.suspend_call(static_cast<std::uint32_t>(gpus.size()), r.affected);
+            std::string loop;
             if (trigger_ns_) {
                 const double s = static_cast<double>(c_.clock_.now_ns() - *trigger_ns_) / 1e9;
                 c_.metrics_.control_loop(std::max(s, 0.0));
+                // Parsed by the control-loop benchmark (experiments/demo/demo.py).
+                loop = " (control loop " + std::to_string(static_cast<long>(s * 1e6)) + " us)";
             }
             for (auto g : gpus)
                 c_.metrics_.set_suspend_level(g, priority);
             c_.log_.debug("suspend", "suspend below " + std::to_string(priority) + " on gpu " +
                                          gpu_list(gpus) + ": " + std::to_string(r.affected) +
                                          " queue(s) off, " + std::to_string(r.skipped) +
-                                         " left running");
+                                         " left running" + loop);
         } catch (const Error& e) {
             c_.metrics_.error("suspend");
             c_.log_.warning("suspend_failed", std::string("suspend on gpu ") + gpu_list(gpus) +

@@ -17,6 +17,8 @@
 #   --hsa-runtime PATH  the stand-in libhsa-runtime64.so.1
 #                       (BUILD_DIR/libuser/testing/hsa-sim/lib/)
 #   --hsa-app PATH      (BUILD_DIR/libuser/testing/hsa-sim/tests/hsa_app)
+#   --amdqpd PATH       the daemon, for guests that run it (at AMDQPD_BIN)
+#   --guest SCRIPT      the guest half to run (default tagging-guest.sh)
 # libamdqp.so comes with amdqpctl (ldd). The modules come from $AMDQP_KO_DIR
 # (amdqp.ko and sim/amdqp_sim.ko), default the checked build
 # ($AMDQP_CACHE/build-6.12/kmod), else kmod/ of the tree.
@@ -50,15 +52,19 @@ ctl=
 preload=
 hsart=
 app=
+daemon=
+guest="$here/tagging-guest.sh"
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--amdqpctl | --preload | --hsa-runtime | --hsa-app)
+	--amdqpctl | --preload | --hsa-runtime | --hsa-app | --amdqpd | --guest)
 		[ $# -ge 2 ] || { echo "${0##*/}: $1 needs a path" >&2; exit 2; }
 		case "$1" in
 		--amdqpctl) ctl="$2" ;;
 		--preload) preload="$2" ;;
 		--hsa-runtime) hsart="$2" ;;
 		--hsa-app) app="$2" ;;
+		--amdqpd) daemon="$2" ;;
+		--guest) guest="$2" ;;
 		esac
 		shift
 		;;
@@ -74,7 +80,7 @@ preload="${preload:-$build/libuser/preload/libamdqp-preload.so}"
 hsart="${hsart:-$build/libuser/testing/hsa-sim/lib/libhsa-runtime64.so.1}"
 app="${app:-$build/libuser/testing/hsa-sim/tests/hsa_app}"
 
-for f in "$ctl" "$preload" "$hsart" "$app"; do
+for f in "$ctl" "$preload" "$hsart" "$app" "$guest" ${daemon:+"$daemon"}; do
 	[ -f "$f" ] || skip "no $f (build it: cmake -S . -B $build && cmake --build $build)"
 done
 command -v "${AMDQP_VM_QEMU:-qemu-system-x86_64}" >/dev/null || skip "no QEMU"
@@ -110,6 +116,11 @@ hidden_in_guest() {
 # is impossible (a build under /tmp) or it was built with another layer,
 # the guest names the layer with AMDQP_PRELOAD_LIB.
 env_args=()
+daemon_args=()
+if [ -n "$daemon" ]; then
+	daemon="$(abs "$daemon")"
+	daemon_args=(--dyn "$daemon:/opt/amdqp-e2e/sbin/amdqpd" --env "AMDQPD_BIN=/opt/amdqp-e2e/sbin/amdqpd")
+fi
 ctl_guest="$ctl"
 preload_guest="$preload"
 if hidden_in_guest "$ctl" || hidden_in_guest "$preload"; then
@@ -132,10 +143,10 @@ bash "$runvm" --timeout "${AMDQP_TAGGING_VM_TIMEOUT:-420}" \
 	--dyn "$ctl:$ctl_guest" --dyn "$preload:$preload_guest" \
 	--dyn "$hsart:/opt/hsa-sim/lib/libhsa-runtime64.so.1" \
 	--file "$app:/opt/hsa-sim/bin/hsa_app" \
-	--file "$here/tagging-guest.sh:/files/tagging-guest.sh" \
+	--file "$guest:/files/guest.sh" "${daemon_args[@]}" \
 	--env "AMDQPCTL_BIN=$ctl_guest" --env "HSA_APP=/opt/hsa-sim/bin/hsa_app" \
 	--env "HSA_LIB_DIR=/opt/hsa-sim/lib" "${env_args[@]}" \
-	-- /bin/sh /files/tagging-guest.sh >"$log" 2>&1
+	-- /bin/sh /files/guest.sh >"$log" 2>&1
 rc=$?
 set -e
 # The guest's TAP and comments as they are; the rest (boot, dmesg, harness)

@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Offline check of amdqp's Kubernetes manifests (no cluster needed).
+
+Each YAML document is validated against this folder's JSON schema for its
+kind (the fields the manifests use, closed against misspellings, plus what
+amdqp relies on: hostPID, the annotation-to-AMDQP_PRIORITY wiring, ...).
+Then what a schema cannot see across fields and documents:
+
+* every volumeMount names a volume of its pod, every configMap volume a
+  ConfigMap of the same namespace among the files given;
+* a DaemonSet's selector matches its template's labels;
+* an env fieldRef to metadata.annotations['K'] has K on the pod;
+* the ConfigMap's amdqpd.toml is TOML, uses only the keys of the example
+  config (--example), and its runtime_dir is the daemon container's mount
+  of a hostPath;
+* a tagged pod's AMDQP_RUNTIME_DIR is a mount of that same host directory,
+  and its LD_PRELOAD library lies in a mount of the host directory the
+  DaemonSet installs the tagging layer into.
+
+Prints one line per problem, "FILE: KIND/NAME: what is wrong"; exits 1 if
+there is any, 2 on bad usage or missing modules.
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+
+try:
+    import tomllib
+    import jsonschema
+    import yaml
+except ImportError as e:
+    print(f"check-manifests: {e} (Debian: python3-yaml, python3-jsonschema; "
+          "Python >= 3.11 for tomllib)", file=sys.stderr)
+    sys.exit(2)
+
+SCHEMA_DIR = os.path.dirname(os.path.abspath(__file__))
+KIND_SCHEMAS = {
+    "Namespace": "namespace.json",
+    "ConfigMap": "configmap.json",
+    "DaemonSet": "daemonset.json",
+    "Pod": "pod.json",
+}
+ANNOTATION_REF = re.compile(r"^metadata\.annotations\['([^']+)'\]$")
+
+
+def load_schemas():
+    store = {}
+    for name in ["common.json", *KIND_SCHEMAS.values()]:
+        with open(os.path.join(SCHEMA_DIR, name), encoding="utf-8") as f:
+            schema = json.load(f)
+        jsonschema.Draft202012Validator.check_schema(schema)
+        store[schema["$id"]] = schema
+        store[name] = schema
+    return store
+
+
+def validator_for(kind, store):
+    schema = store[KIND_SCHEMAS[kind]]
+    try:  # jsonschema >= 4.18 resolves through "referencing"
+        from referencing import Registry, Resource
+    except ImportError:  # Debian 12's 4.10
+        resolver = jsonschema.RefResolver.from_schema(schema, store=store)
+        return jsonschema.Draft202012Validator(schema, resolver=resolver)
+    registry = Registry().with_resources(
+        (uri, Resource.from_contents(s)) for uri, s in store.items() if "://" in uri)
+    return jsonschema.Draft202012Validator(schema, registry=registry)
+
+
+def toml_keys(table, prefix=""):
+    """Dotted key paths of a parsed TOML document; [[rule]] entries merged."""
+    keys = set()
+    for k, v in table.items():
+        path = f"{prefix}{k}"
+        if isinstance(v, dict):
+            keys |= toml_keys(v, path + ".")
+        elif isinstance(v, list) and v and all(isinstance(e, dict) for e in v):
+            for e in v:
+                keys |= toml_keys(e, path + ".")
+        else:
+            keys.add(path)
+    return keys
+
+
+def example_keys(path):
+    """The keys of the example config with every commented setting enabled."""
+    setting = re.compile(r"^# (\[\[?[a-z_]+\]\]?|[a-z_.]+ = .+)$")
+    with open(path, encoding="utf-8") as f:
+        text = "".join(m.group(1) + "\n" if (m := setting.match(line)) else line
+                       for line in f)
+    return toml_keys(tomllib.loads(text))
+
+
+class Checker:
+    def __init__(self, example):
+        self.problems = []
+        self.example = example
+        self.store = load_schemas()
+        self.docs = []  # (file, doc)
+
+    def problem(self, where, what):
+        self.problems.append(f"{where}: {what}")
+
+    def load(self, path):
+        with open(path, encoding="utf-8") as f:
+            try:
+                docs = [d for d in yaml.safe_load_all(f) if d is not None]
+            except yaml.YAMLError as e:
+                self.problem(path, f"not YAML: {e}")
+                return
+        for doc in docs:
+            if not isinstance(doc, dict) or doc.get("kind") not in KIND_SCHEMAS:
+                kind = doc.get("kind") if isinstance(doc, dict) else type(doc).__name__
+                self.problem(path, f"no schema for a document of kind {kind!r}")
+                continue
+            self.docs.append((path, doc))
+
+    @staticmethod
+    def name(doc):
+        return f"{doc['kind']}/{doc.get('metadata', {}).get('name', '?')}"
+
+    def check_schemas(self):
+        for path, doc in self.docs:
+            v = validator_for(doc["kind"], self.store)
+            for err in sorted(v.iter_errors(doc), key=lambda e: list(e.absolute_path)):
+                at = "/".join(str(p) for p in err.absolute_path) or "(top)"
+                self.problem(f"{path}: {self.name(doc)}", f"{at}: {self.message(err)}")
+
+    @staticmethod
+    def message(err):
+        # jsonschema prints the whole array for a failed "contains".
+        if err.validator == "contains" and isinstance(err.validator_value, dict):
+            what = err.validator_value.get("description")
+            if what:
+                return f"none is {what}"
+            return "none matches " + json.dumps(err.validator_value)[:300]
+        return err.message
+
+    def pods(self):
+        """(file, doc, pod metadata, pod spec) of every Pod and template."""
+        for path, doc in self.docs:
+            if doc["kind"] == "Pod":
+                yield path, doc, doc.get("metadata", {}), doc.get("spec", {})
+            elif doc["kind"] == "DaemonSet":
+                t = doc.get("spec", {}).get("template", {})
+                yield path, doc, t.get("metadata", {}), t.get("spec", {})
+
+    def configmaps(self):
+        return {(d["metadata"].get("namespace"), d["metadata"]["name"]): d
+                for _, d in self.docs if d["kind"] == "ConfigMap"}
+
+    def check_references(self):
+        cms = self.configmaps()
+        for path, doc, meta, spec in self.pods():
+            where = f"{path}: {self.name(doc)}"
+            volumes = {v.get("name"): v for v in spec.get("volumes", [])}
+            for c in spec.get("initContainers", []) + spec.get("containers", []):
+                for m in c.get("volumeMounts", []):
+                    if m.get("name") not in volumes:
+                        self.problem(where, f"container {c.get('name')} mounts "
+                                     f"volume {m.get('name')!r}, which the pod lacks")
+                for e in c.get("env", []):
+                    ref = e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath", "")
+                    m = ANNOTATION_REF.match(ref)
+                    if m and m.group(1) not in meta.get("annotations", {}):
+                        self.problem(where, f"env {e.get('name')} reads annotation "
+                                     f"{m.group(1)!r}, which the pod does not set")
+            ns = doc["metadata"].get("namespace")
+            for v in volumes.values():
+                cm = v.get("configMap", {}).get("name")
+                if cm and (ns, cm) not in cms:
+                    self.problem(where, f"volume {v['name']} uses ConfigMap {cm!r}, "
+                                 f"not defined in namespace {ns}")
+            if doc["kind"] == "DaemonSet":
+                sel = doc["spec"].get("selector", {}).get("matchLabels", {})
+                labels = meta.get("labels", {})
+                if any(labels.get(k) != v for k, v in sel.items()):
+                    self.problem(where, "spec.selector.matchLabels does not match "
+                                 "the template's labels")
+
+    @staticmethod
+    def host_path_of(spec, container, mount_dir):
+        """The host directory behind container's mountPath mount_dir, or None."""
+        volumes = {v.get("name"): v for v in spec.get("volumes", [])}
+        for m in container.get("volumeMounts", []):
+            if os.path.normpath(m.get("mountPath", "")) == os.path.normpath(mount_dir):
+                return volumes.get(m.get("name"), {}).get("hostPath", {}).get("path")
+        return None
+
+    def daemon(self):
+        """(file, doc, pod spec, amdqpd container) of the DaemonSet, or None."""
+        for path, doc, _, spec in self.pods():
+            if doc["kind"] != "DaemonSet":
+                continue
+            for c in spec.get("containers", []):
+                if c.get("name") == "amdqpd":
+                    return path, doc, spec, c
+        return None
+
+    def check_daemon_config(self):
+        """Returns (host page dir, host tagging-layer dir) the daemon uses."""
+        d = self.daemon()
+        if not d:
+            return None, None
+        path, doc, spec, c = d
+        where = f"{path}: {self.name(doc)}"
+        cm_volumes = {v["name"]: v["configMap"]["name"]
+                      for v in spec.get("volumes", []) if "configMap" in v}
+        config_file = None
+        cmd = c.get("command", [])
+        if "--config" in cmd[:-1]:
+            config_file = cmd[cmd.index("--config") + 1]
+        cm_doc = None
+        for m in c.get("volumeMounts", []):
+            if (config_file and m.get("name") in cm_volumes
+                    and os.path.dirname(config_file) == os.path.normpath(m["mountPath"])):
+                cm_doc = self.configmaps().get((doc["metadata"].get("namespace"),
+                                                cm_volumes[m["name"]]))
+        if not cm_doc:
+            self.problem(where, f"--config {config_file} is not a file of a "
+                         "mounted ConfigMap")
+            return None, None
+        key = os.path.basename(config_file)
+        text = cm_doc.get("data", {}).get(key)
+        cm_where = f"{path}: {self.name(cm_doc)}"
+        if text is None:
+            self.problem(cm_where, f"no key {key!r} for amdqpd's --config")
+            return None, None
+        try:
+            config = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            self.problem(cm_where, f"{key} is not TOML: {e}")
+            return None, None
+        if self.example:
+            unknown = toml_keys(config) - example_keys(self.example)
+            for k in sorted(unknown):
+                self.problem(cm_where, f"{key}: {k} is not a knob of "
+                             f"{os.path.basename(self.example)}")
+        runtime_dir = config.get("daemon", {}).get("runtime_dir", "/dev/shm")
+        host_pages = self.host_path_of(spec, c, runtime_dir)
+        if not host_pages:
+            self.problem(where, f"runtime_dir {runtime_dir} is not a hostPath "
+                         "mount of container amdqpd: tagged pods cannot share it")
+        host_lib = None
+        for ic in spec.get("initContainers", []):
+            for m in ic.get("volumeMounts", []):
+                hp = self.host_path_of(spec, ic, m["mountPath"])
+                if hp and hp != host_pages:
+                    host_lib = hp
+        return host_pages, host_lib
+
+    def check_tagged_pods(self, host_pages, host_lib):
+        for path, doc, _, spec in self.pods():
+            if doc["kind"] != "Pod":
+                continue
+            where = f"{path}: {self.name(doc)}"
+            for c in spec.get("containers", []):
+                env = {e.get("name"): e.get("value") for e in c.get("env", [])}
+                if "AMDQP_PRIORITY" not in env:
+                    continue
+                run_dir = env.get("AMDQP_RUNTIME_DIR")
+                hp = self.host_path_of(spec, c, run_dir) if run_dir else None
+                if host_pages and hp != host_pages:
+                    self.problem(where, f"AMDQP_RUNTIME_DIR={run_dir} is not a mount "
+                                 f"of {host_pages}, where amdqpd reads pages")
+                libs = [p for p in (env.get("LD_PRELOAD") or "").split(":")
+                        if p.endswith("/libamdqp-preload.so")]
+                for lib in libs:
+                    hp = self.host_path_of(spec, c, os.path.dirname(lib))
+                    if host_lib and hp != host_lib:
+                        self.problem(where, f"LD_PRELOAD {lib} is not in a mount of "
+                                     f"{host_lib}, where the DaemonSet installs it")
+
+    def run(self, files):
+        for f in files:
+            self.load(f)
+        self.check_schemas()
+        self.check_references()
+        host_pages, host_lib = self.check_daemon_config()
+        self.check_tagged_pods(host_pages, host_lib)
+        return self.problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--example", help="amdqpd.toml.example: the known config keys")
+    ap.add_argument("files", nargs="+", help="manifest files (multi-document YAML)")
+    args = ap.parse_args()
+    problems = Checker(args.example).run(args.files)
+    for p in problems:
+        print(p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

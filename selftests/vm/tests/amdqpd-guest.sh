@@ -1,0 +1,186 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Guest half of the amdqpd end-to-end test (tagging-vm.sh --guest this
+# --amdqpd PATH; busybox sh, root, in the test VM): the real daemon under
+# the real module with unmodified HSA programs on the hsa-sim stand-in.
+# Prints TAP; exit status 0 when all pass.
+#
+# Acceptance of issue 9: a bad config is refused with file:line; the daemon
+# suspends low-priority work while high-priority work runs and serves its
+# metrics; killed with SIGKILL it releases everything (suspensions belong to
+# its fd); restarted it takes control again; a SIGHUP reloads; a tagged
+# process killed mid-suspend (either side) leaves nothing held and the
+# daemon running; SIGTERM stops it cleanly.
+#
+# From the host (run-vm.sh --env): AMDQPCTL_BIN, AMDQPD_BIN, HSA_APP,
+# HSA_LIB_DIR, and AMDQP_PRELOAD_LIB when needed.
+
+G=4401
+W=/tmp/amdqpd-e2e
+mkdir -p "$W"
+ln -sf "$AMDQPCTL_BIN" /usr/bin/amdqpctl
+export HSA_SIM_POLL_US=500
+# Closed loops: the high-priority queue is busy all the time, so the
+# low-priority one stays off (the starvation bound is set above the test's
+# waits) until something in the test changes that.
+HP_ARGS="--loop-until-signal -d 500 -w 2 --progress-ms 200 --drain-timeout-s 20"
+LP_ARGS="--loop-until-signal -d 2000 --progress-ms 200 --drain-timeout-s 20"
+
+n=0
+fails=0
+check() { # check DESCRIPTION COMMAND...
+	desc="$1"
+	shift
+	n=$((n + 1))
+	if "$@"; then
+		echo "ok $n - $desc"
+	else
+		echo "not ok $n - $desc"
+		fails=$((fails + 1))
+	fi
+}
+
+show() { # show FILE [LABEL]: a file as TAP comments
+	echo "# ---- ${2:-$1} ----"
+	tail -n 30 "$1" 2>/dev/null | sed 's/^/#   /'
+}
+
+# suspended PID: 0 if amdqp.ko reports PID's queue suspended
+suspended() {
+	amdqpctl list --json --pid "$1" 2>/dev/null | grep -Eq '"suspended": ?true'
+}
+running() { # PID's queue is listed and not suspended
+	amdqpctl list --json --pid "$1" 2>/dev/null >"$W/list.json" &&
+		grep -Eq '"suspended": ?false' "$W/list.json"
+}
+
+# until SECONDS COMMAND...: retries every 0.1 s
+until_ok() {
+	t=$(($1 * 10))
+	shift
+	while [ "$t" -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.1
+		t=$((t - 1))
+	done
+	return 1
+}
+
+start_app() { # start_app LEVEL NAME ARGS...: the pid in $W/NAME.pid
+	level=$1 name=$2
+	shift 2
+	LD_LIBRARY_PATH="$HSA_LIB_DIR" amdqpctl run --priority "$level" -- \
+		"$HSA_APP" "$@" >"$W/$name.out" 2>"$W/$name.err" &
+	echo $! >"$W/$name.pid"
+}
+app_pid() { # the hsa_app under amdqpctl run NAME (amdqpctl execs it)
+	cat "$W/$1.pid"
+}
+
+start_daemon() { # pid in $W/amdqpd.pid
+	"$AMDQPD_BIN" --config "$W/amdqpd.toml" >>"$W/amdqpd.log" 2>&1 &
+	echo $! >"$W/amdqpd.pid"
+}
+daemon_pid() { cat "$W/amdqpd.pid"; }
+
+metric() { # metric NAME: its value from the daemon's endpoint
+	wget -q -O - http://127.0.0.1:9464/metrics 2>/dev/null | awk -v m="$1" '$1 == m { print $2 }'
+}
+metric_positive() {
+	v=$(metric "$1")
+	if [ -z "$v" ] || [ "$v" = 0 ]; then
+		echo "# $1 = '$v'"
+		return 1
+	fi
+}
+
+dbg=/sys/kernel/debug/amdqp_sim
+setup_ok=1
+# The metrics endpoint is on loopback, which busybox init leaves down.
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up || setup_ok=0
+command -v wget >/dev/null || setup_ok=0
+insmod /modules/amdqp.ko && insmod /modules/amdqp_sim.ko || setup_ok=0
+echo "$G hws 1 4" >"$dbg/new_device" || setup_ok=0
+echo 200 >"$dbg/gpu$G/unmap_latency_us"
+check "modules loaded, sim device $G created, loopback up, wget present" [ "$setup_ok" = 1 ]
+
+cat >"$W/amdqpd.toml" <<'TOML'
+[daemon]
+metrics = "127.0.0.1:9464"
+log_level = "debug"
+
+[policy]
+# Above the test's waits: the low-priority queue stays off while the
+# high-priority one is busy.
+max_continuous_suspend_ms = 4000
+guard_margin_ms = 200
+min_low_share = 0.0
+TOML
+
+# 1. A bad config is refused before anything starts.
+printf '[daemon]\nmetrics = ""\n\n[policy]\nhysteresis_min_ms = "fast"\n' >"$W/bad.toml"
+"$AMDQPD_BIN" --config "$W/bad.toml" >"$W/bad.out" 2>&1
+rc=$?
+check "a bad config is refused (exit 1)" [ "$rc" = 1 ]
+check "with file:line: what is wrong" grep -q "^$W/bad.toml:5: hysteresis_min_ms must be a number" "$W/bad.out" ||
+	show "$W/bad.out"
+
+# 2. Control.
+# shellcheck disable=SC2086  # the argument lists are meant to split
+start_app low lp $LP_ARGS
+# shellcheck disable=SC2086
+start_app high hp $HP_ARGS
+LP=$(app_pid lp)
+HP=$(app_pid hp)
+until_ok 10 running "$LP"
+check "low-priority process tagged and running (pid $LP)" running "$LP" || show "$W/lp.err"
+start_daemon
+check "amdqpd suspends the low-priority queue while high-priority work runs" \
+	until_ok 15 suspended "$LP" || show "$W/amdqpd.log"
+check "metrics served: suspend calls counted" until_ok 5 metric_positive amdqpd_suspend_calls_total
+check "metrics served: control-loop histogram" until_ok 5 metric_positive amdqpd_control_loop_seconds_count
+check "the high-priority queue is never suspended" running "$HP"
+
+# 3. SIGKILL: the kernel drops the daemon's holds with its fd.
+kill -9 "$(daemon_pid)"
+check "killed daemon: the low-priority queue runs again at once" until_ok 2 running "$LP"
+
+# 4. A restarted daemon takes control again.
+start_daemon
+check "restarted daemon suspends it again" until_ok 15 suspended "$LP" || show "$W/amdqpd.log"
+
+# 5. SIGHUP reloads (a changed order), control goes on.
+sed -i 's/^\[policy\]/[policy]\norder = "after-doorbell"/' "$W/amdqpd.toml"
+kill -HUP "$(daemon_pid)"
+check "SIGHUP: configuration reloaded" until_ok 5 grep -q "configuration reloaded" "$W/amdqpd.log"
+check "and control resumes after the reload" until_ok 15 suspended "$LP"
+
+# 6. The high-priority process dies mid-request: the low one runs again.
+kill -9 "$HP"
+check "high-priority process killed: low-priority queue resumed" until_ok 5 running "$LP" ||
+	show "$W/amdqpd.log"
+
+# 7. The low-priority process dies while suspended: nothing breaks.
+# shellcheck disable=SC2086
+start_app high hp2 $HP_ARGS
+HP2=$(app_pid hp2)
+check "a new high-priority process suspends it again" until_ok 15 suspended "$LP"
+kill -9 "$LP"
+sleep 1
+check "low-priority process killed mid-suspend: daemon still running" kill -0 "$(daemon_pid)"
+check "and its queue is gone" sh -c "! amdqpctl list --json --pid $LP 2>/dev/null | grep -q queue_id"
+check "status file names one tagged process" \
+	until_ok 3 grep -q '"processes":1' /dev/shm/amdqpd.status.json
+
+# 8. SIGTERM: clean stop, status file removed.
+kill -TERM "$(daemon_pid)"
+wait "$(daemon_pid)"
+rc=$?
+check "SIGTERM: exit status 0" [ "$rc" = 0 ]
+check "status file removed" [ ! -e /dev/shm/amdqpd.status.json ]
+kill -TERM "$HP2" 2>/dev/null
+wait 2>/dev/null
+show "$W/amdqpd.log" "amdqpd log (tail)"
+
+echo "1..$n"
+[ "$fails" = 0 ]
