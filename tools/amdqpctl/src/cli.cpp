@@ -186,8 +186,11 @@ int run_cli(const std::vector<std::string>& args, Context& ctx, const PreloadSea
         "uses, tagged processes, daemon.");
     status->add_flag("--json", status_opt.json, "One JSON object");
     status->footer(
+        "amdqpd's state (suspend level per GPU, groups, counters) comes from the status file it "
+        "keeps in the runtime folder of the activity pages (AMDQP_RUNTIME_DIR, default "
+        "/dev/shm): running, not running (stale file) or not installed.\n"
         "Exit status: 0 when /dev/amdqp is usable, else 3 (or 4), report printed "
-        "either way.");
+        "either way; never an error for the daemon.");
 
     // CLI11 would call an unknown verb a missing one.
     for (std::size_t i = 1; i < args.size(); i++) {

@@ -5,12 +5,15 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include <amdqp/amdqp.h>
 
 #include "commands.hpp"
+#include "daemon_status.hpp"
 #include "exit_status.hpp"
 #include "inventory.hpp"
+#include "json_util.hpp"
 #include "names.hpp"
 #include "queue_ref.hpp"
 #include "table.hpp"
@@ -70,6 +73,137 @@ std::string find_daemon(const std::string& search_path) {
     return {};
 }
 
+struct DaemonView {
+    std::string path;  // the binary: the running one's, else the one found
+    DaemonStatus status;
+
+    std::string state() const {
+        switch (status.liveness) {
+            case DaemonStatus::Liveness::running:
+                return "running";
+            case DaemonStatus::Liveness::stale:
+                return "stale";
+            case DaemonStatus::Liveness::unknown:
+                return "unknown";
+            case DaemonStatus::Liveness::no_file:
+                break;
+        }
+        return path.empty() ? "not installed" : "not running";
+    }
+};
+
+DaemonView inspect_daemon(const Context& ctx) {
+    DaemonView v;
+    v.status = read_daemon_status(
+        ctx.activity_dir.empty() ? amdqp::activity::default_dir() : ctx.activity_dir,
+        ctx.proc_root);
+    std::error_code ec;
+    if (v.status.liveness == DaemonStatus::Liveness::running)
+        v.path = fs::read_symlink(ctx.proc_root + "/" + std::to_string(*v.status.pid) + "/exe", ec)
+                     .string();
+    if (v.path.empty() || ec)
+        v.path = find_daemon(ctx.daemon_search_path);
+    return v;
+}
+
+std::string joined(const std::vector<std::uint32_t>& values) {
+    std::string out;
+    for (auto v : values)
+        out += (out.empty() ? "" : ",") + std::to_string(v);
+    return out.empty() ? "-" : out;
+}
+
+json daemon_json(const DaemonView& v) {
+    const DaemonStatus& st = v.status;
+    const bool running = st.liveness == DaemonStatus::Liveness::running;
+    json gpus = json::array();
+    json groups = json::object();
+    json stats = json::object();
+    for (const auto& g : st.gpus)
+        gpus.push_back({{"gpu", g.gpu},
+                        {"suspend_level", g.suspend_level},
+                        {"queues", g.queues},
+                        {"active_queues", g.active_queues}});
+    for (const auto& [name, g] : st.groups)
+        groups[name] = {{"priority", g.priority}, {"gpus", g.gpus}, {"pids", g.pids}};
+    for (const auto& [name, n] : st.stats)
+        stats[name] = n;
+    return {{"installed", running || !v.path.empty()},
+            {"path", or_null(v.path)},
+            {"state", v.state()},
+            {"pid", or_null(st.pid)},
+            {"status_file", st.file},
+            {"error", or_null(st.problem)},
+            {"order", or_null(st.order)},
+            {"device_open", st.reported() ? json(st.device_open) : json()},
+            {"processes", st.reported() ? json(st.processes) : json()},
+            {"gpus", gpus},
+            {"groups", groups},
+            {"stats", st.reported() ? stats : json()}};
+}
+
+// Under the daemon line, two spaces in: the daemon's view, apart from the
+// module's device table above it.
+void print_indented(std::ostream& out, const Table& table) {
+    std::ostringstream text;
+    table.print(text);
+    std::istringstream lines(text.str());
+    for (std::string line; std::getline(lines, line);)
+        out << "  " << line << '\n';
+}
+
+void print_daemon(std::ostream& out, const DaemonView& v) {
+    const DaemonStatus& st = v.status;
+    const std::string unreadable = "status file unreadable: " + st.problem + " (" + st.file + ")";
+    out << "amdqpd: ";
+    switch (st.liveness) {
+        case DaemonStatus::Liveness::no_file:
+            if (v.path.empty())
+                out << "not installed\n";
+            else
+                out << "not running (installed at " << v.path << ")\n";
+            return;
+        case DaemonStatus::Liveness::stale:
+            out << "not running (stale status file from pid " << *st.pid << ")\n";
+            return;
+        case DaemonStatus::Liveness::unknown:
+            out << unreadable << '\n';
+            return;
+        case DaemonStatus::Liveness::running:
+            break;
+    }
+    out << "running (pid " << *st.pid << ")\n";
+    if (!st.reported()) {
+        out << "  " << unreadable << '\n';
+        return;
+    }
+    out << "  order: " << st.order << '\n';
+    out << "  processes: " << st.processes << " tagged, "
+        << (st.device_open ? "/dev/amdqp open" : "no /dev/amdqp (cooperative only)") << '\n';
+    std::string stats;
+    for (const auto& [name, n] : st.stats)
+        stats += (stats.empty() ? "" : ", ") + name + " " + std::to_string(n);
+    out << "  stats: " << (stats.empty() ? "none" : stats) << '\n';
+    if (st.gpus.empty()) {
+        out << "  GPUs: none\n";
+    } else {
+        Table table({"GPU", "SUSPEND-BELOW", "ACTIVE-QUEUES"});
+        for (const auto& g : st.gpus)
+            table.add({std::to_string(g.gpu),
+                       g.suspend_level ? priority_label(g.suspend_level) : "-",
+                       std::to_string(g.active_queues) + " of " + std::to_string(g.queues)});
+        print_indented(out, table);
+    }
+    if (st.groups.empty()) {
+        out << "  groups: none\n";
+    } else {
+        Table table({"GROUP", "PRIORITY", "GPUS", "PIDS"});
+        for (const auto& [name, g] : st.groups)
+            table.add({name, priority_label(g.priority), joined(g.gpus), joined(g.pids)});
+        print_indented(out, table);
+    }
+}
+
 }  // namespace
 
 int cmd_status(Context& ctx, const StatusOptions& opt) {
@@ -97,9 +231,7 @@ int cmd_status(Context& ctx, const StatusOptions& opt) {
     }
     std::error_code ec;
     const bool module_in_kernel = fs::exists(ctx.sys_root + "/module/amdqp", ec);
-    const std::string daemon = find_daemon(ctx.daemon_search_path);
-    const std::string daemon_state =
-        daemon.empty() ? "not installed" : "installed at " + daemon + " (state not reported yet)";
+    const DaemonView daemon = inspect_daemon(ctx);
     const std::string device_problem = src.device_error ? src.device_error->what() : "";
 
     if (opt.json) {
@@ -128,10 +260,7 @@ int cmd_status(Context& ctx, const StatusOptions& opt) {
                         {"devices", devs},
                         {"tagged_processes", src.tagged.size()},
                         {"coop_capable_processes", coop_capable},
-                        {"daemon",
-                         {{"installed", !daemon.empty()},
-                          {"path", daemon.empty() ? json() : json(daemon)},
-                          {"state", daemon.empty() ? "not installed" : "unknown"}}}}
+                        {"daemon", daemon_json(daemon)}}
                        .dump(2)
                 << '\n';
     } else {
@@ -158,7 +287,7 @@ int cmd_status(Context& ctx, const StatusOptions& opt) {
         }
         ctx.out << "tagged processes: " << src.tagged.size() << " (" << coop_capable
                 << " can suspend cooperatively)\n";
-        ctx.out << "amdqpd: " << daemon_state << '\n';
+        print_daemon(ctx.out, daemon);
     }
     // Like systemctl status: the report always, and a status scripts can test.
     if (!src.device)

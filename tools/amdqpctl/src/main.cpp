@@ -79,8 +79,10 @@ std::string exe_dir() {
 int main(int argc, char** argv) {
     SignalWaiter waiter;
     amdqpctl::Context ctx{std::cout, std::cerr, waiter};
+    // amdqpd installs into sbin, which a user's $PATH often lacks.
     if (const char* path = std::getenv("PATH"))
-        ctx.daemon_search_path = path;
+        ctx.daemon_search_path = std::string(path) + ":";
+    ctx.daemon_search_path += "/usr/local/sbin:/usr/sbin:/sbin";
 
     amdqpctl::PreloadSearch where;
     where.exe_dir = exe_dir();

@@ -69,10 +69,59 @@ status_no_module)
 	run_ctl status
 	expect_rc 3
 	grep -q '^amdqp module: not available: .*modprobe amdqp' "$tmp/out" || fail "no module line"
-	grep -q '^amdqpd: not installed' "$tmp/out" || fail "no daemon line"
+	# Whether this host has amdqpd installed is not this test's business; no
+	# status file is in the private runtime folder, so it is not running.
+	grep -Eq '^amdqpd: not (installed|running \(installed at .*\))$' "$tmp/out" ||
+		fail "no daemon line"
 	run_ctl status --json
 	expect_rc 3
 	grep -q '"available": false' "$tmp/out" || fail "json: module available"
+	;;
+status_daemon)
+	# A real process called amdqpd (a copy of sleep) and the status file a
+	# daemon of that pid would write: running; then killed: stale.
+	cp "$(command -v sleep)" "$tmp/amdqpd"
+	"$tmp/amdqpd" 60 &
+	daemon=$!
+	trap 'kill "$daemon" 2>/dev/null; rm -rf "$tmp"' EXIT
+	cat >"$AMDQP_RUNTIME_DIR/amdqpd.status.json" <<-EOF
+		{"pid":$daemon,"order":"before-doorbell","device_open":false,"processes":1,
+		 "stats":{"suspend_calls":3,"resume_calls":2,"coop_suspends":0,"coop_resumes":0,
+		          "starvation_hits":0,"relapses":0},
+		 "gpus":[{"gpu":1,"suspend_level":12}],
+		 "groups":{"tp":{"priority":7,"gpus":[1],"pids":[77]}},
+		 "tagged":[{"pid":77,"comm":"t","cgroup":"/","rule":"tag","coop_suspended":true,
+		            "queues":[{"gpu":1,"queue":1,"priority":7,"mechanism":"coop",
+		                       "active":false,"group":"tp"}]}]}
+	EOF
+	run_ctl status
+	expect_rc 3
+	grep -qx "amdqpd: running (pid $daemon)" "$tmp/out" || fail "not reported running"
+	grep -qx '  order: before-doorbell' "$tmp/out" || fail "no order"
+	grep -Eqx '  1 +12 \(high\) +0 of 1' "$tmp/out" || fail "no GPU row"
+	grep -Eqx '  tp +7 \(normal\) +1 +77' "$tmp/out" || fail "no group row"
+	run_ctl status --json
+	expect_rc 3
+	python3 - "$tmp/out" "$daemon" "$tmp/amdqpd" <<-'EOF' || fail "json: daemon"
+		import json, sys
+		d = json.load(open(sys.argv[1]))["daemon"]
+		assert d["state"] == "running" and d["pid"] == int(sys.argv[2]), d
+		assert d["installed"] and d["path"] == sys.argv[3], d
+		assert d["gpus"] == [{"gpu": 1, "suspend_level": 12, "queues": 1,
+		                      "active_queues": 0}], d
+		assert d["groups"]["tp"]["pids"] == [77] and d["stats"]["suspend_calls"] == 3, d
+	EOF
+	kill "$daemon"
+	wait "$daemon" 2>/dev/null
+	run_ctl status
+	expect_rc 3
+	grep -qx "amdqpd: not running (stale status file from pid $daemon)" "$tmp/out" ||
+		fail "not reported stale"
+	printf '{"pid": ' >"$AMDQP_RUNTIME_DIR/amdqpd.status.json"
+	run_ctl status
+	expect_rc 3
+	grep -q '^amdqpd: status file unreadable: not JSON: ' "$tmp/out" || fail "garbage accepted"
+	expect_err_lines 0
 	;;
 run_exit_status)
 	run_ctl run --priority low -- sh -c 'exit 7'

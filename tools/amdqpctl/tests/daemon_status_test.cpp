@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: MIT
+//
+// amdqpctl status reporting amdqpd from hand-written status files; the
+// fake /proc decides whether the pid a file names is an amdqpd.
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "cli_fixture.hpp"
+#include "daemon_status.hpp"
+#include "exit_status.hpp"
+
+namespace amdqpctl::testing {
+namespace {
+
+using nlohmann::json;
+
+// What amdqpd writes (Controller::status_json), one GPU suspending below
+// normal, a low-priority tensor-parallel group on two GPUs.
+const char* const kStatus = R"({
+  "pid": 4242, "order": "before-doorbell", "device_open": true, "processes": 3,
+  "stats": {"suspend_calls": 9, "resume_calls": 8, "coop_suspends": 1, "coop_resumes": 1,
+            "starvation_hits": 2, "relapses": 0},
+  "gpus": [{"gpu": 2, "suspend_level": 0}, {"gpu": 1, "suspend_level": 7}],
+  "groups": {"tp0": {"priority": 2, "gpus": [1, 2], "pids": [5151, 5152]}},
+  "tagged": [
+    {"pid": 4000, "comm": "llm-server", "cgroup": "/", "rule": "tag", "coop_suspended": false,
+     "queues": [{"gpu": 1, "queue": 1, "priority": 12, "mechanism": "amdqp", "active": true,
+                 "group": ""}]},
+    {"pid": 5151, "comm": "train", "cgroup": "/", "rule": "tag", "coop_suspended": false,
+     "queues": [{"gpu": 1, "queue": 2, "priority": 2, "mechanism": "amdqp", "active": false,
+                 "group": "tp0"}]},
+    {"pid": 5152, "comm": "train", "cgroup": "/", "rule": "tag", "coop_suspended": true,
+     "queues": [{"gpu": 2, "queue": 1, "priority": 2, "mechanism": "coop", "active": true,
+                 "group": "tp0"}]}
+  ]
+})";
+
+class DaemonStatusTest : public CliTest {
+  protected:
+    void SetUp() override {
+        CliTest::SetUp();
+        fake->add_gpu(1);
+    }
+
+    void write_status(const std::string& text) { write_file("act/amdqpd.status.json", text); }
+
+    json status_json() {
+        EXPECT_EQ(run({"status", "--json"}), exit_ok) << err.str();
+        return json::parse(out.str())["daemon"];
+    }
+
+    std::string status_text() {
+        EXPECT_EQ(run({"status"}), exit_ok) << err.str();
+        return out.str();
+    }
+
+    // The status file with one key replaced (or removed, for null).
+    static std::string with(const char* key, const json& value) {
+        json j = json::parse(kStatus);
+        if (value.is_null())
+            j.erase(key);
+        else
+            j[key] = value;
+        return j.dump();
+    }
+};
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+TEST_F(DaemonStatusTest, NoFileAndNothingInstalled) {
+    json d = status_json();
+    EXPECT_EQ(d["state"], "not installed");
+    EXPECT_EQ(d["installed"], false);
+    EXPECT_TRUE(d["pid"].is_null());
+    EXPECT_TRUE(d["order"].is_null());
+    EXPECT_EQ(d["gpus"], json::array());
+    EXPECT_EQ(d["status_file"], ctx.activity_dir + "/amdqpd.status.json");
+    EXPECT_TRUE(contains(status_text(), "\namdqpd: not installed\n")) << out.str();
+}
+
+TEST_F(DaemonStatusTest, NoFileButInstalled) {
+    write_file("bin/amdqpd", "#!/bin/sh\n");
+    const std::string bin = (root_ / "bin").string();
+    ::chmod((bin + "/amdqpd").c_str(), 0755);
+    ctx.daemon_search_path = "/nonexistent:" + bin;
+    json d = status_json();
+    EXPECT_EQ(d["state"], "not running");
+    EXPECT_EQ(d["installed"], true);
+    EXPECT_EQ(d["path"], bin + "/amdqpd");
+    EXPECT_TRUE(contains(status_text(), "amdqpd: not running (installed at " + bin + "/amdqpd)\n"))
+        << out.str();
+}
+
+TEST_F(DaemonStatusTest, RunningDaemonJson) {
+    add_process(4242, "amdqpd", "/system.slice/amdqpd.service");
+    write_status(kStatus);
+    json d = status_json();
+    EXPECT_EQ(d["state"], "running");
+    EXPECT_EQ(d["installed"], true);
+    EXPECT_EQ(d["pid"], 4242);
+    EXPECT_EQ(d["order"], "before-doorbell");
+    EXPECT_EQ(d["device_open"], true);
+    EXPECT_EQ(d["processes"], 3);
+    EXPECT_TRUE(d["error"].is_null());
+    ASSERT_EQ(d["gpus"].size(), 2u);
+    EXPECT_EQ(d["gpus"][0],
+              json({{"gpu", 1}, {"suspend_level", 7}, {"queues", 2}, {"active_queues", 1}}));
+    EXPECT_EQ(d["gpus"][1],
+              json({{"gpu", 2}, {"suspend_level", 0}, {"queues", 1}, {"active_queues", 1}}));
+    EXPECT_EQ(d["groups"]["tp0"],
+              json({{"priority", 2}, {"gpus", {1, 2}}, {"pids", {5151, 5152}}}));
+    EXPECT_EQ(d["stats"]["suspend_calls"], 9);
+    EXPECT_EQ(d["stats"]["starvation_hits"], 2);
+    EXPECT_EQ(d["stats"].size(), 6u);
+}
+
+TEST_F(DaemonStatusTest, RunningDaemonText) {
+    add_process(4242, "amdqpd", "/system.slice/amdqpd.service");
+    write_status(kStatus);
+    const std::string text = status_text();
+    const std::string expected =
+        "amdqpd: running (pid 4242)\n"
+        "  order: before-doorbell\n"
+        "  processes: 3 tagged, /dev/amdqp open\n"
+        "  stats: coop_resumes 1, coop_suspends 1, relapses 0, resume_calls 8, "
+        "starvation_hits 2, suspend_calls 9\n"
+        "  GPU  SUSPEND-BELOW  ACTIVE-QUEUES\n"
+        "  1    7 (normal)     1 of 2\n"
+        "  2    -              1 of 1\n"
+        "  GROUP  PRIORITY  GPUS  PIDS\n"
+        "  tp0    2 (low)   1,2   5151,5152\n";
+    EXPECT_TRUE(text.ends_with(expected)) << text;
+}
+
+TEST_F(DaemonStatusTest, RunningDaemonWithoutGpusOrGroups) {
+    add_process(4242, "amdqpd", "/");
+    json j = json::parse(kStatus);
+    j["gpus"] = json::array();
+    j["groups"] = json::object();
+    j["tagged"] = json::array();
+    j["device_open"] = false;
+    write_status(j.dump());
+    const std::string text = status_text();
+    EXPECT_TRUE(contains(text, "  processes: 3 tagged, no /dev/amdqp (cooperative only)\n"))
+        << text;
+    EXPECT_TRUE(contains(text, "  GPUs: none\n  groups: none\n")) << text;
+}
+
+TEST_F(DaemonStatusTest, StaleWhenThePidIsGoneOrAnotherProgram) {
+    write_status(kStatus);
+    json d = status_json();
+    EXPECT_EQ(d["state"], "stale");
+    EXPECT_EQ(d["pid"], 4242);
+    // A dead daemon's suspend levels describe nothing now.
+    EXPECT_TRUE(d["order"].is_null());
+    EXPECT_EQ(d["gpus"], json::array());
+    EXPECT_TRUE(d["stats"].is_null());
+    EXPECT_TRUE(contains(status_text(), "amdqpd: not running (stale status file from pid 4242)\n"))
+        << out.str();
+    EXPECT_FALSE(contains(out.str(), "SUSPEND-BELOW"));
+
+    // The pid reused by something else.
+    add_process(4242, "bash", "/");
+    EXPECT_EQ(status_json()["state"], "stale");
+}
+
+TEST_F(DaemonStatusTest, UnreadableFileNeverFailsTheCommand) {
+    struct Case {
+        std::string text;
+        std::string why;
+    };
+    const std::vector<Case> cases = {
+        {"", "not JSON: "},
+        {"{\"pid\": 4242,", "not JSON: "},
+        {"[1, 2]", "the file: expected an object, got [1,2]"},
+        {"{}", "pid: missing"},
+        {R"({"pid": "4242"})", "pid: expected a non-negative integer, got \"4242\""},
+        {R"({"pid": -1})", "pid: expected a non-negative integer, got -1"},
+        {R"({"pid": 0})", "pid: 0 is not a process"},
+        {R"({"pid": 99999999999})", "pid: 99999999999 is out of range"},
+    };
+    for (const auto& c : cases) {
+        write_status(c.text);
+        json d = status_json();
+        EXPECT_EQ(d["state"], "unknown") << c.text;
+        EXPECT_TRUE(d["pid"].is_null()) << c.text;
+        EXPECT_TRUE(d["error"].get<std::string>().starts_with(c.why)) << c.text << ": " << d;
+        const std::string text = status_text();
+        EXPECT_TRUE(contains(text, "amdqpd: status file unreadable: " + c.why)) << text;
+        EXPECT_TRUE(contains(text, "(" + ctx.activity_dir + "/amdqpd.status.json)\n")) << text;
+    }
+}
+
+TEST_F(DaemonStatusTest, MalformedReportOfARunningDaemon) {
+    add_process(4242, "amdqpd", "/");
+    struct Case {
+        std::string text;
+        std::string why;
+    };
+    const std::vector<Case> cases = {
+        {with("order", nullptr), "order: missing"},
+        {with("order", 3), "order: expected a policy order name, got 3"},
+        {with("device_open", "yes"), "device_open: expected true or false"},
+        {with("stats", {{"suspend_calls", -2}}), "stats.suspend_calls: expected a non-negative"},
+        {with("gpus", {{{"gpu", 1}}}), "gpus[0].suspend_level: missing"},
+        {with("gpus", {1}), "gpus[0]: expected an object, got 1"},
+        {with("groups", {{"tp0", {{"priority", 2}, {"gpus", "1,2"}, {"pids", json::array()}}}}),
+         "groups.tp0.gpus: expected an array"},
+        {with("tagged", {{{"queues", {{{"gpu", 1}, {"active", 1}}}}}}),
+         "tagged[0].queues[0].active: expected true or false, got 1"},
+    };
+    for (const auto& c : cases) {
+        write_status(c.text);
+        json d = status_json();
+        EXPECT_EQ(d["state"], "running") << c.text;
+        EXPECT_EQ(d["pid"], 4242) << c.text;
+        EXPECT_TRUE(d["order"].is_null()) << c.text;
+        EXPECT_TRUE(d["error"].get<std::string>().starts_with(c.why)) << c.text << ": " << d;
+        const std::string text = status_text();
+        EXPECT_TRUE(
+            contains(text, "amdqpd: running (pid 4242)\n  status file unreadable: " + c.why))
+            << text;
+        EXPECT_FALSE(contains(text, "  order: ")) << text;
+    }
+}
+
+TEST_F(DaemonStatusTest, NotARegularFile) {
+    namespace fs = std::filesystem;
+    const fs::path file = fs::path(ctx.activity_dir) / "amdqpd.status.json";
+    fs::create_directory(file);
+    EXPECT_EQ(status_json()["error"], "not a regular file");
+    fs::remove(file);
+    // A FIFO would block a plain open() until a writer came.
+    ASSERT_EQ(::mkfifo(file.c_str(), 0600), 0);
+    EXPECT_EQ(status_json()["error"], "not a regular file");
+}
+
+TEST_F(DaemonStatusTest, RuntimeDirFromTheEnvironmentLikeTheActivityPages) {
+    add_process(4242, "amdqpd", "/");
+    write_status(kStatus);
+    const std::string dir = ctx.activity_dir;
+    ctx.activity_dir.clear();
+    ::setenv("AMDQP_RUNTIME_DIR", dir.c_str(), 1);
+    json d = status_json();
+    ::unsetenv("AMDQP_RUNTIME_DIR");
+    EXPECT_EQ(d["state"], "running");
+    EXPECT_EQ(d["status_file"], dir + "/amdqpd.status.json");
+}
+
+TEST_F(DaemonStatusTest, ReadDirectly) {
+    DaemonStatus st = read_daemon_status(ctx.activity_dir, ctx.proc_root);
+    EXPECT_EQ(st.liveness, DaemonStatus::Liveness::no_file);
+    EXPECT_FALSE(st.pid);
+
+    add_process(4242, "amdqpd", "/");
+    st = parse_daemon_status("f", kStatus, ctx.proc_root);
+    EXPECT_EQ(st.liveness, DaemonStatus::Liveness::running);
+    EXPECT_TRUE(st.reported());
+    ASSERT_EQ(st.gpus.size(), 2u);
+    EXPECT_EQ(st.gpus[0].gpu, 1u);
+    EXPECT_EQ(st.gpus[0].suspend_level, 7u);
+    EXPECT_EQ(st.groups.at("tp0").pids, (std::vector<std::uint32_t>{5151, 5152}));
+}
+
+}  // namespace
+}  // namespace amdqpctl::testing
