@@ -45,15 +45,24 @@ struct amdqp_queue_stats {
 
 /**
  * struct amdqp_backend_ops - what the core asks of a backend
- * @suspend: take @n queues of @dev off the hardware. @results[i] gets 0 or
- *	a negative errno per queue (-ENOENT if the queue is being destroyed,
- *	-ETIME on a preemption timeout, -EBUSY if it cannot act now). Under
- *	HWS all @n must be handled by one scheduler update. @grace_us is the
- *	preemption deadline, 0 for the backend's default, otherwise already
- *	clamped by the core to 1..AMDQP_GRACE_MAX_US. Return 0, or a
- *	negative errno if the whole device failed (then results are ignored
- *	and every queue counts as failed).
- * @resume: put @n queues of @dev back; same conventions.
+ * @suspend: take @n queues of @dev off the hardware. @results[i] says
+ *	where queue i ended up, whatever the return value: 0 if it is now
+ *	in the requested state (changed, or already there), a negative
+ *	errno if it kept its previous state (-ENOENT if the queue is being
+ *	destroyed, -ETIME on a preemption timeout, -EBUSY if it cannot act
+ *	now, -EACCES if the driver reset it as hung). The core records each
+ *	entry as reported: an entry reported 0 is off the hardware and stays
+ *	marked so until a resume of it is reported, even if the call also
+ *	failed device-wide. Entries left unwritten count as failed with the
+ *	return value. Under HWS all @n must be handled by one scheduler
+ *	update. @grace_us is the preemption deadline, 0 for the backend's
+ *	default, otherwise already clamped by the core to
+ *	1..AMDQP_GRACE_MAX_US. Return 0, or a negative errno if the device
+ *	failed as a whole (counted and traced as such).
+ * @resume: put @n queues of @dev back; same conventions. A suspension the
+ *	core discards (the device was reset or removed, or the queue
+ *	unregistered, while the call was in flight) is undone with a resume
+ *	call for those queues.
  * @set_priority: optional; apply a new priority to the hardware queue.
  * @get_counters: optional; fill the device's firmware counters.
  * @get_queue_stats: optional; fill per-queue statistics.

@@ -3,7 +3,13 @@
  * Reconciliation: bring the hardware state of queues (hw_suspended) in line
  * with what the holds ask for (nr_holds > 0), with one backend call per
  * direction per device, devices in parallel.
+ *
+ * hw_suspended follows what the backend reports per entry, never what the
+ * core hoped for: a queue the backend took off stays marked off until a
+ * resume is reported, so that the watchdog's repair pass puts back every
+ * queue that has no holder (amdqp_backend.h, "results").
  */
+#include <linux/limits.h>
 #include <linux/minmax.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
@@ -22,6 +28,32 @@ struct amdqp_dev_job {
 	u64 latency_ns;
 };
 
+/* An entry the backend did not write: it failed before reaching it. */
+#define AMDQP_RES_UNSET	INT_MIN
+
+/*
+ * One backend call. Entries keep what the backend wrote, also when it
+ * returns a device-wide error: some may have changed all the same.
+ */
+static int amdqp_backend_op(struct amdqp_device *dev, bool suspend,
+			    struct amdqp_queue **qs, unsigned int n, int *res,
+			    u32 grace_us)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < n; i++)
+		res[i] = AMDQP_RES_UNSET;
+	if (suspend)
+		ret = dev->ops->suspend(dev, qs, n, res, grace_us);
+	else
+		ret = dev->ops->resume(dev, qs, n, res);
+	for (i = 0; i < n; i++)
+		if (res[i] == AMDQP_RES_UNSET || res[i] > 0)
+			res[i] = ret < 0 ? ret : -EIO;
+	return ret;
+}
+
 static void amdqp_call_backend(struct amdqp_dev_job *job, bool suspend,
 			       struct amdqp_queue **qs, unsigned int *pos,
 			       unsigned int n, int *res)
@@ -33,14 +65,11 @@ static void amdqp_call_backend(struct amdqp_dev_job *job, bool suspend,
 
 	if (!n)
 		return;
-	if (suspend)
-		ret = dev->ops->suspend(dev, qs, n, res, job->grace_us);
-	else
-		ret = dev->ops->resume(dev, qs, n, res);
+	ret = amdqp_backend_op(dev, suspend, qs, n, res, job->grace_us);
+	if (ret < 0)
+		first_err = ret;
 	for (i = 0; i < n; i++) {
-		if (ret)
-			res[i] = ret;
-		if (res[i] && !failed++)
+		if (res[i] && !failed++ && !first_err)
 			first_err = res[i];
 		job->res[pos[i]] = res[i];
 	}
@@ -50,23 +79,62 @@ static void amdqp_call_backend(struct amdqp_dev_job *job, bool suspend,
 		trace_amdqp_suspend_batch(dev->gpu_id, n, failed, dt);
 	else
 		trace_amdqp_resume_batch(dev->gpu_id, n, failed, dt);
-	if (failed) {
+	if (failed || ret < 0) {
 		atomic64_add(failed, &amdqp_stats.failures);
 		trace_amdqp_error(dev->gpu_id, suspend ? "suspend" : "resume",
 				  first_err);
 	}
 }
 
+static void amdqp_mark_suspended_locked(struct amdqp_queue *q, u64 now)
+{
+	lockdep_assert_held(&amdqp_lock);
+	if (q->hw_suspended)
+		return;
+	q->hw_suspended = true;
+	q->suspended_since = now;
+	q->suspend_count++;
+	q->dev->num_suspended++;
+}
+
+/*
+ * Resume @n queues whose suspension was discarded (dev->sched_lock held).
+ * A live queue the backend could not put back is marked off, so that the
+ * watchdog's repair pass retries it; a dead one is the backend's to clear
+ * (it is being destroyed, or the backend is unbinding).
+ */
+static void amdqp_undo_suspend(struct amdqp_device *dev,
+			       struct amdqp_queue **qs, unsigned int n,
+			       int *res)
+{
+	unsigned int i, failed = 0;
+	u64 t0 = amdqp_now_ns(), now;
+
+	amdqp_backend_op(dev, false, qs, n, res, 0);
+	mutex_lock(&amdqp_lock);
+	now = amdqp_now_ns();
+	for (i = 0; i < n; i++) {
+		if (!res[i])
+			continue;
+		failed++;
+		if (!qs[i]->dead)
+			amdqp_mark_suspended_locked(qs[i], now);
+	}
+	mutex_unlock(&amdqp_lock);
+	trace_amdqp_resume_batch(dev->gpu_id, n, failed, now - t0);
+}
+
 static void amdqp_reconcile_dev(struct amdqp_dev_job *job)
 {
 	struct amdqp_device *dev = job->dev;
 	unsigned int i, ns = 0, nr = 0, n = job->n;
-	struct amdqp_queue **sq, **rq;
-	unsigned int *spos, *rpos;
-	int *sres, *rres;
+	struct amdqp_queue **sq, **rq, **uq;
+	unsigned int *spos, *rpos, nundo;
+	int *sres, *rres, *ures;
 	u64 gen, now;
 
-	sq = kcalloc(n, 2 * (sizeof(*sq) + sizeof(*spos) + sizeof(*sres)),
+	/* Suspends, resumes and suspends to undo: at most n of each. */
+	sq = kcalloc(n, 3 * (sizeof(*sq) + sizeof(*sres)) + 2 * sizeof(*spos),
 		     GFP_KERNEL);
 	if (!sq) {
 		for (i = 0; i < n; i++)
@@ -74,10 +142,12 @@ static void amdqp_reconcile_dev(struct amdqp_dev_job *job)
 		return;
 	}
 	rq = sq + n;
-	spos = (unsigned int *)(rq + n);
+	uq = rq + n;
+	spos = (unsigned int *)(uq + n);
 	rpos = spos + n;
 	sres = (int *)(rpos + n);
 	rres = sres + n;
+	ures = rres + n;
 
 	mutex_lock(&dev->sched_lock);
 	mutex_lock(&amdqp_lock);
@@ -107,20 +177,22 @@ static void amdqp_reconcile_dev(struct amdqp_dev_job *job)
 
 	mutex_lock(&amdqp_lock);
 	now = amdqp_now_ns();
-	for (i = 0; i < ns; i++) {
+	for (i = 0, nundo = 0; i < ns; i++) {
 		struct amdqp_queue *q = sq[i];
 
 		if (sres[i])
 			continue;
 		if (dev->generation != gen || q->dead) {
-			/* Reset or removal raced: nothing we did survives. */
+			/*
+			 * A reset or removal raced: the holds this suspension
+			 * was for are gone, but the backend did take the
+			 * queue off. Put it back below.
+			 */
 			job->res[spos[i]] = q->dead ? -ENOENT : -ENODEV;
+			uq[nundo++] = q;
 			continue;
 		}
-		q->hw_suspended = true;
-		q->suspended_since = now;
-		q->suspend_count++;
-		dev->num_suspended++;
+		amdqp_mark_suspended_locked(q, now);
 		atomic64_inc(&amdqp_stats.queues_suspended);
 	}
 	for (i = 0; i < nr; i++) {
@@ -136,6 +208,8 @@ static void amdqp_reconcile_dev(struct amdqp_dev_job *job)
 		atomic64_inc(&amdqp_stats.queues_resumed);
 	}
 	mutex_unlock(&amdqp_lock);
+	if (nundo)
+		amdqp_undo_suspend(dev, uq, nundo, ures);
 	mutex_unlock(&dev->sched_lock);
 	kfree(sq);
 }

@@ -18,8 +18,15 @@
 #include <linux/types.h>
 #include <linux/uidgid.h>
 
-/* Bumped on every incompatible change of this header. */
-#define KFD_QCTL_API_VERSION	1
+/*
+ * Bumped on every incompatible change of this header.
+ * 2: @proc_id in queue info and events (PROCESS_EXIT may not be keyed on
+ *    @pid), @pid recorded when the process opened /dev/kfd (never NULL),
+ *    exact per-entry results (also on device-wide failure), -EACCES for
+ *    queues the driver reset as hung, suspensions dropped when the last
+ *    client unregisters.
+ */
+#define KFD_QCTL_API_VERSION	2
 
 struct pid;
 
@@ -60,8 +67,9 @@ enum kfd_qctl_queue_type {
 
 /**
  * struct kfd_qctl_queue_info - what a client may know about a queue
- * @pid: owning process (thread group); valid while the queue reference
- *	it was returned with is held; take get_pid() to keep it longer
+ * @pid: owning process (thread group), recorded when it opened /dev/kfd,
+ *	never NULL; valid while the queue reference it was returned with is
+ *	held; take get_pid() to keep it longer
  * @euid: effective uid of the owner
  * @gpu_id: device
  * @queue_id: KFD queue id, unique per process
@@ -71,6 +79,8 @@ enum kfd_qctl_queue_type {
  * @pad: zero
  * @ring_base: ring buffer GPU VA, the HSA queue's base address
  * @ring_size: ring buffer size in bytes
+ * @proc_id: the owning KFD process (one per mm), never 0 and never reused
+ *	while amdkfd is loaded: what QUEUE_DESTROY and PROCESS_EXIT carry
  */
 struct kfd_qctl_queue_info {
 	struct pid *pid;
@@ -83,14 +93,15 @@ struct kfd_qctl_queue_info {
 	u32 pad;
 	u64 ring_base;
 	u64 ring_size;
+	u64 proc_id;
 };
 
 enum kfd_qctl_event_type {
 	KFD_QCTL_EV_DEVICE_ADD = 1,	/* @dev */
 	KFD_QCTL_EV_DEVICE_REMOVE,	/* @gpu_id */
 	KFD_QCTL_EV_QUEUE_CREATE,	/* @gpu_id, @queue, @info */
-	KFD_QCTL_EV_QUEUE_DESTROY,	/* @gpu_id, @pid, @queue_id */
-	KFD_QCTL_EV_PROCESS_EXIT,	/* @gpu_id, @pid (once per device) */
+	KFD_QCTL_EV_QUEUE_DESTROY,	/* @gpu_id, @proc_id, @queue_id */
+	KFD_QCTL_EV_PROCESS_EXIT,	/* @gpu_id, @proc_id (once per device) */
 	KFD_QCTL_EV_GPU_RESET,		/* @gpu_id, @count: suspensions lost */
 	KFD_QCTL_EV_PREEMPT_FAIL,	/* @gpu_id, @error */
 };
@@ -102,12 +113,15 @@ enum kfd_qctl_event_type {
  * @queue_id: QUEUE_CREATE, QUEUE_DESTROY
  * @error: PREEMPT_FAIL: negative errno
  * @count: GPU_RESET: queue-control suspensions dropped by the reset
- * @pid: QUEUE_CREATE, QUEUE_DESTROY, PROCESS_EXIT: the owner; valid for
- *	the duration of the callback
+ * @pid: QUEUE_CREATE, QUEUE_DESTROY, PROCESS_EXIT: the owner as recorded
+ *	when it opened /dev/kfd; valid for the duration of the callback.
+ *	Clients identify the process by @proc_id
  * @queue: QUEUE_CREATE: the new queue; valid for the duration of the
  *	callback, kfd_qctl_queue_get() it to keep it
  * @info: QUEUE_CREATE: its description
  * @dev: DEVICE_ADD: the device
+ * @proc_id: QUEUE_CREATE, QUEUE_DESTROY, PROCESS_EXIT: the owning KFD
+ *	process, as in kfd_qctl_queue_info
  */
 struct kfd_qctl_event {
 	u32 type;
@@ -119,6 +133,7 @@ struct kfd_qctl_event {
 	struct kfd_qctl_queue *queue;
 	const struct kfd_qctl_queue_info *info;
 	const struct kfd_qctl_device_info *dev;
+	u64 proc_id;
 };
 
 /**
@@ -143,6 +158,12 @@ struct kfd_qctl_client {
 	struct list_head node;
 };
 
+/*
+ * Queue-control suspensions have no owner inside amdkfd: they belong to
+ * the registered clients as a whole. When the last client unregisters,
+ * every suspension still set is dropped and the queues are mapped again,
+ * so that no queue stays off the hardware with no one left to resume it.
+ */
 int kfd_qctl_register_client(struct kfd_qctl_client *client);
 void kfd_qctl_unregister_client(struct kfd_qctl_client *client);
 
@@ -164,6 +185,23 @@ void kfd_qctl_queue_put(struct kfd_qctl_queue *q);
 int kfd_qctl_queue_info(struct kfd_qctl_queue *q,
 			struct kfd_qctl_queue_info *info);
 
+/*
+ * kfd_qctl_suspend() and kfd_qctl_resume() write every @results entry,
+ * whatever they return: 0 means the queue is now in the requested state
+ * (changed, or already there), a negative errno that it kept its previous
+ * state, except for:
+ *   -EACCES: the driver reset queues of the owning process on this device
+ *	as hung (pdd->has_reset_queue; gfx 9.4.3 resets a queue that does
+ *	not preempt instead of the whole GPU, and returns success). The
+ *	queue never runs again; its suspension was dropped. Like
+ *	AMDKFD_IOC_UPDATE_QUEUE, nothing maps such a queue again.
+ * The return value is the number of scheduler firmware operations, or a
+ * negative errno when a device failed as a whole (-ETIME: a preemption
+ * timed out, amdkfd treats the scheduler as hung and resets the GPU; a
+ * GPU_RESET event follows) or the call was rejected (-E2BIG, -ENOMEM:
+ * every entry gets that errno, nothing changed; -EINVAL: @qs or @results
+ * is NULL).
+ */
 int kfd_qctl_suspend(struct kfd_qctl_queue **qs, unsigned int n,
 		     u32 grace_period, int *results);
 int kfd_qctl_resume(struct kfd_qctl_queue **qs, unsigned int n,

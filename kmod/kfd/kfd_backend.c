@@ -11,7 +11,13 @@
  * unbind (wait for our calls in flight, unregister our devices, drop every
  * queue reference). amdqp therefore loads and unloads in either order
  * relative to amdgpu, and runs with the sim backend only while the glue is
- * missing.
+ * missing. Any module that exports the interface binds the same way (the
+ * test stub kmod/testing/ does).
+ *
+ * No queue may stay off the hardware with no one to resume it: every
+ * queue the glue reports suspended by us is remembered (ctl_suspended)
+ * until a resume succeeds, and unbinding resumes what is left before
+ * unregistering (after which the glue drops any suspension still set).
  *
  * Locking, outermost first:
  *  bind_mutex   serialises bind and unbind.
@@ -42,6 +48,7 @@
 #include <linux/rwsem.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/workqueue.h>
 #include <linux/amdqp.h>
 
 #include "../amdqp_backend.h"
@@ -82,7 +89,15 @@ struct kfdbe_queue {
 	struct kfd_qctl_queue *h;	/* kq_mutex; NULL once unbound */
 	struct amdqp_queue *aq;
 	struct pid *pid;
+	u64 proc_id;			/* what exit and destroy events name */
 	u32 queue_id;
+	/*
+	 * The glue holds the queue off for us. Written by kfdbe_apply()
+	 * (be_rwsem read; the core serialises calls per device), read by
+	 * kfdbe_unbind() after it flipped @bound under be_rwsem write.
+	 */
+	bool ctl_suspended;
+	bool reset;			/* has_reset_queue seen: forget it */
 };
 
 static DEFINE_MUTEX(bind_mutex);
@@ -126,12 +141,46 @@ static u32 kfdbe_grace_counts(u32 grace_us)
 		     KFDBE_GRACE_MAX_COUNTS);
 }
 
+/*
+ * Forget the queues the driver reset as hung (kfdbe_queue.reset): they
+ * never run again and the glue no longer holds them, so the core must
+ * neither count them as held nor keep retrying their resume. A work item,
+ * because a core op must not take be_lock (kfdbe_remove_dev() waits for
+ * ops under it).
+ */
+static void kfdbe_reset_fn(struct work_struct *work)
+{
+	struct kfdbe_queue *kq, *tmp;
+	struct kfdbe_dev *kd;
+
+	mutex_lock(&be_lock);
+	list_for_each_entry(kd, &kfdbe_devs, node) {
+		list_for_each_entry_safe(kq, tmp, &kd->queues, dev_node) {
+			if (!READ_ONCE(kq->reset))
+				continue;
+			list_del_init(&kq->dev_node);
+			/* may free kq through kfdbe_queue_release() */
+			amdqp_queue_unregister(kq->aq);
+		}
+	}
+	mutex_unlock(&be_lock);
+}
+
+static DECLARE_WORK(kfdbe_reset_work, kfdbe_reset_fn);
+
+/*
+ * One call into the glue. Every entry of @results says what happened to
+ * that queue, whatever the return value (amdkfd_qctl.h): the core
+ * records each entry, so a device-wide failure that left some queues
+ * changed is never taken for "nothing changed".
+ */
 static int kfdbe_apply(struct amdqp_device *adev, struct amdqp_queue **qs,
 		       unsigned int n, int *results, bool suspend,
 		       u32 grace_us)
 {
 	struct kfdbe_dev *kd = amdqp_device_priv(adev);
 	struct kfd_qctl_queue **hs;
+	bool any_reset = false;
 	unsigned int i;
 	int ret;
 
@@ -153,6 +202,17 @@ static int kfdbe_apply(struct amdqp_device *adev, struct amdqp_queue **qs,
 		ret = api.suspend(hs, n, kfdbe_grace_counts(grace_us), results);
 	else
 		ret = api.resume(hs, n, results);
+	for (i = 0; i < n; i++) {
+		struct kfdbe_queue *kq = amdqp_queue_priv(qs[i]);
+
+		if (!results[i]) {
+			kq->ctl_suspended = suspend;
+		} else if (results[i] == -EACCES) {
+			kq->ctl_suspended = false;
+			WRITE_ONCE(kq->reset, true);
+			any_reset = true;
+		}
+	}
 	if (ret > 0) {
 		atomic64_add(ret, &kd->sched_updates);
 		if (kd->sched_mode == AMDQP_SCHED_HWS) {
@@ -166,6 +226,12 @@ static int kfdbe_apply(struct amdqp_device *adev, struct amdqp_queue **qs,
 		ret = 0;
 	} else if (ret == -ETIME) {
 		atomic64_inc(&kd->preempt_failures);
+	}
+	if (any_reset) {
+		/* Not a success: the queues are lost to their owner. */
+		atomic64_inc(&kd->preempt_failures);
+		amdqp_report_preempt_failure(adev, -EACCES);
+		schedule_work(&kfdbe_reset_work);
 	}
 out:
 	up_read(&be_rwsem);
@@ -302,19 +368,26 @@ static void kfdbe_add_queue(struct kfd_qctl_queue *h,
 	struct kfdbe_dev *kd;
 
 	lockdep_assert_held(&be_lock);
-	if (!info->pid || info->type == KFD_QCTL_QUEUE_OTHER)
+	if (info->type == KFD_QCTL_QUEUE_OTHER)
 		return;
+	if (!info->pid || !info->proc_id) {
+		pr_warn_ratelimited("kfd: queue %u of gpu 0x%x has no owner; not managed\n",
+				    info->queue_id, info->gpu_id);
+		return;
+	}
 	kd = kfdbe_find_dev(info->gpu_id);
 	if (!kd)
 		return;
 	list_for_each_entry(kq, &kd->queues, dev_node)
-		if (kq->pid == info->pid && kq->queue_id == info->queue_id)
+		if (kq->proc_id == info->proc_id &&
+		    kq->queue_id == info->queue_id)
 			return;		/* seen by both a walk and an event */
 
 	kq = kzalloc(sizeof(*kq), GFP_KERNEL);
 	if (!kq)
 		return;
 	kq->pid = get_pid(info->pid);
+	kq->proc_id = info->proc_id;
 	kq->queue_id = info->queue_id;
 	api.queue_get(h);
 	kq->h = h;
@@ -336,20 +409,29 @@ static void kfdbe_add_queue(struct kfd_qctl_queue *h,
 	list_add_tail(&kq->dev_node, &kd->queues);
 }
 
-/* Unregister the queues of @pid on @kd, or only @queue_id if @one. */
-static void kfdbe_drop_queues(struct kfdbe_dev *kd, struct pid *pid,
-			      bool one, u32 queue_id)
+/*
+ * Unregister the queues of process @proc_id on @kd, or only @queue_id if
+ * @one. Keyed on the glue's process id, never on a pid pointer: an exit
+ * notification may come after the thread group was reaped. Returns a
+ * reference to the owner's pid if a queue was dropped, else NULL.
+ */
+static struct pid *kfdbe_drop_queues(struct kfdbe_dev *kd, u64 proc_id,
+				     bool one, u32 queue_id)
 {
 	struct kfdbe_queue *kq, *tmp;
+	struct pid *owner = NULL;
 
 	lockdep_assert_held(&be_lock);
 	list_for_each_entry_safe(kq, tmp, &kd->queues, dev_node) {
-		if (kq->pid != pid || (one && kq->queue_id != queue_id))
+		if (kq->proc_id != proc_id || (one && kq->queue_id != queue_id))
 			continue;
+		if (!owner)
+			owner = get_pid(kq->pid);
 		list_del_init(&kq->dev_node);
 		/* may free kq through kfdbe_queue_release() */
 		amdqp_queue_unregister(kq->aq);
 	}
+	return owner;
 }
 
 /* --- amdkfd notifications ------------------------------------------- */
@@ -358,6 +440,7 @@ static void kfdbe_notify(struct kfd_qctl_client *client,
 			 const struct kfd_qctl_event *ev)
 {
 	struct kfdbe_dev *kd;
+	struct pid *owner;
 
 	mutex_lock(&be_lock);
 	if (ev->type == KFD_QCTL_EV_DEVICE_ADD) {
@@ -379,15 +462,19 @@ static void kfdbe_notify(struct kfd_qctl_client *client,
 		kfdbe_remove_dev(kd);
 		break;
 	case KFD_QCTL_EV_QUEUE_DESTROY:
-		kfdbe_drop_queues(kd, ev->pid, true, ev->queue_id);
+		put_pid(kfdbe_drop_queues(kd, ev->proc_id, true, ev->queue_id));
 		break;
 	case KFD_QCTL_EV_PROCESS_EXIT:
 		/*
 		 * Our queue references pin the process's KFD state, whose
-		 * release destroys the queues: let go of them now.
+		 * release destroys the queues: let go of them now. The pid
+		 * recorded with its queues names it when the event has none.
 		 */
-		kfdbe_drop_queues(kd, ev->pid, false, 0);
-		amdqp_report_process_exit(kd->adev, ev->pid);
+		owner = kfdbe_drop_queues(kd, ev->proc_id, false, 0);
+		if (ev->pid || owner)
+			amdqp_report_process_exit(kd->adev,
+						  ev->pid ? ev->pid : owner);
+		put_pid(owner);
 		break;
 	case KFD_QCTL_EV_GPU_RESET:
 		atomic64_inc(&kd->resets);
@@ -490,9 +577,13 @@ static int kfdbe_bind_locked(const char *why)
 		bound = false;
 		up_write(&be_rwsem);
 		kfdbe_put_symbols();
-		pr_warn("kfd backend not bound: amdkfd queue control API version mismatch (%d, want %u)\n",
-			ret, KFD_QCTL_API_VERSION);
-		return -EPROTO;
+		if (ret == -EPROTO)
+			pr_warn("kfd backend not bound: amdkfd queue control API version mismatch (want v%u)\n",
+				KFD_QCTL_API_VERSION);
+		else
+			pr_warn("kfd backend not bound: amdkfd refused the client (%d; failed to initialise or going away)\n",
+				ret);
+		return ret;
 	}
 
 	/* Events from here on may duplicate what the walks see. */
@@ -518,6 +609,50 @@ static int kfdbe_bind_locked(const char *why)
 	return 0;
 }
 
+/*
+ * Put back every queue the glue still holds off for us: resumes the core
+ * could not make, suspensions it discarded. Called with @bound false (no
+ * core call in flight or to come) and before unregistering; the glue
+ * drops whatever this leaves when its last client unregisters.
+ */
+static void kfdbe_resume_leftovers(void)
+{
+	struct kfd_qctl_queue **hs;
+	struct kfdbe_queue *kq;
+	unsigned int i, n = 0, cap = 0, failed = 0;
+	int *res, ret;
+
+	mutex_lock(&kq_mutex);
+	list_for_each_entry(kq, &kfdbe_all_queues, all_node)
+		cap += kq->h && kq->ctl_suspended;
+	mutex_unlock(&kq_mutex);
+	if (!cap)
+		return;
+	hs = kcalloc(cap, sizeof(*hs), GFP_KERNEL);
+	res = kcalloc(cap, sizeof(*res), GFP_KERNEL);
+	if (!hs || !res)
+		goto out;
+	mutex_lock(&kq_mutex);
+	list_for_each_entry(kq, &kfdbe_all_queues, all_node) {
+		if (!kq->h || !kq->ctl_suspended || n == cap)
+			continue;
+		api.queue_get(kq->h);
+		hs[n++] = kq->h;
+		kq->ctl_suspended = false;
+	}
+	mutex_unlock(&kq_mutex);
+	ret = api.resume(hs, n, res);
+	for (i = 0; i < n; i++) {
+		failed += res[i] && res[i] != -ENOENT && res[i] != -EACCES;
+		api.queue_put(hs[i]);
+	}
+	pr_info("kfd: %u queue(s) left suspended at unbind resumed (%d), %u failed\n",
+		n, min(ret, 0), failed);
+out:
+	kfree(res);
+	kfree(hs);
+}
+
 static void kfdbe_unbind(bool detached)
 {
 	struct kfdbe_dev *kd, *tmp;
@@ -533,9 +668,15 @@ static void kfdbe_unbind(bool detached)
 	bound = false;
 	up_write(&be_rwsem);
 
-	/* Wait for notifications in flight (amdkfd did it if detached). */
-	if (!detached)
+	/*
+	 * Wait for notifications in flight (amdkfd did it if detached: its
+	 * devices are gone then, and so is every suspension).
+	 */
+	if (!detached) {
+		kfdbe_resume_leftovers();
 		api.unregister_client(&kfdbe_client);
+	}
+	flush_work(&kfdbe_reset_work);
 
 	mutex_lock(&be_lock);
 	list_for_each_entry_safe(kd, tmp, &kfdbe_devs, node)
@@ -555,19 +696,27 @@ static void kfdbe_unbind(bool detached)
 	mutex_unlock(&bind_mutex);
 }
 
+/*
+ * A module went live: if it provides the interface (amdgpu with the glue,
+ * or a test stub), bind. symbol_get() of a missing symbol is cheap.
+ */
 static int kfdbe_module_event(struct notifier_block *nb, unsigned long state,
 			      void *data)
 {
 	struct module *mod = data;
+	bool amdgpu;
+	char why[MODULE_NAME_LEN + 8];
 	int ret;
 
-	if (state != MODULE_STATE_LIVE || strcmp(mod->name, "amdgpu"))
+	if (state != MODULE_STATE_LIVE)
 		return NOTIFY_DONE;
+	amdgpu = !strcmp(mod->name, "amdgpu");
+	snprintf(why, sizeof(why), "%s loaded", mod->name);
 
 	mutex_lock(&bind_mutex);
-	ret = kfdbe_bind_locked("amdgpu loaded");
+	ret = bound ? 0 : kfdbe_bind_locked(why);
 	mutex_unlock(&bind_mutex);
-	if (ret == -ENOENT)
+	if (ret == -ENOENT && amdgpu)
 		pr_info("kfd backend not bound: amdgpu lacks the amdkfd queue control glue (kfd-glue patches)\n");
 	return NOTIFY_DONE;
 }
