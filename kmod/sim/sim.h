@@ -24,6 +24,7 @@
 #define AMDQP_SIM_H
 
 #include <linux/atomic.h>
+#include <linux/bitmap.h>
 #include <linux/bits.h>
 #include <linux/kref.h>
 #include <linux/list.h>
@@ -43,12 +44,16 @@ struct vm_area_struct;
 /* Completion times remembered per queue, for AMDQP_SIM_IOC_WAIT. */
 #define SIM_DONE_HISTORY	256
 
+/* Compute slots a device may have. */
+#define SIM_MAX_SLOTS		1024
+
 /* Longest work item, from SUBMIT or an AQL packet. */
 #define SIM_MAX_DURATION_NS	(10ULL * NSEC_PER_SEC)
 
 /* Why a queue is off the hardware (sim_queue.off): independent reasons. */
 #define SIM_OFF_AMDQP		BIT(0)	/* amdqp suspended it */
 #define SIM_OFF_OWNER		BIT(1)	/* UPDATE_QUEUE, queue_percentage 0 */
+#define SIM_OFF_UPDATE		BIT(2)	/* MES: removed while its MQD changes */
 
 struct sim_work {
 	struct list_head node;
@@ -99,7 +104,14 @@ struct sim_queue {
 	u32 off;			/* SIM_OFF_*; changed by firmware ops */
 	bool destroyed;
 	bool running;			/* head item holds slots */
-	u32 run_width;
+	u32 run_width;			/* the slots set in @run_slots */
+	u32 run_full;			/* the slots it asked for */
+	unsigned long run_slots[BITS_TO_LONGS(SIM_MAX_SLOTS)];
+	/* SET_CU_MASK: slots its items may occupy, @cu_slots of them */
+	unsigned long cu_mask[BITS_TO_LONGS(SIM_MAX_SLOTS)];
+	u32 cu_slots;
+	bool cu_mask_pending;		/* @cu_mask_next, at the next remap */
+	unsigned long cu_mask_next[BITS_TO_LONGS(SIM_MAX_SLOTS)];
 	u64 run_start;
 	u64 run_end;
 	u64 remaining_ns;		/* head item's time left, 0 = fresh */
@@ -134,6 +146,8 @@ struct sim_dev {
 	u32 next_queue_id;		/* lock */
 	u64 next_ring_va;		/* lock */
 	u32 free_slots;			/* lock */
+	unsigned long busy_slots[BITS_TO_LONGS(SIM_MAX_SLOTS)];	/* lock */
+	unsigned long scratch[BITS_TO_LONGS(SIM_MAX_SLOTS)];	/* lock */
 	bool kick;			/* lock */
 	bool updating;			/* lock: runlist update, no dispatch */
 	u64 reset_gen;			/* lock */
@@ -163,6 +177,8 @@ extern const struct amdqp_backend_ops sim_backend_ops;
 void sim_dev_reset(struct sim_dev *sd);
 void sim_queue_discard_locked(struct sim_queue *sq);
 int sim_queue_update(struct sim_queue *sq, bool off, u32 priority);
+void sim_queue_init_cu_mask(struct sim_queue *sq);
+int sim_queue_set_cu_mask(struct sim_queue *sq, const unsigned long *mask);
 void sim_queue_put(struct sim_queue *sq);
 void sim_queue_destroy(struct sim_queue *sq);
 

@@ -6,6 +6,7 @@
  * what a KFD queue does with its process; a mapping of a ring keeps that
  * fd's file open, as any mapping of a file does.
  */
+#include <linux/bitmap.h>
 #include <linux/cred.h>
 #include <linux/fs.h>
 #include <linux/hrtimer.h>
@@ -212,6 +213,7 @@ static long sim_create_queue(struct sim_file *f, void __user *arg, u32 size)
 	sq->owner = get_pid(task_tgid(current));
 	sq->priority = c.priority;
 	sq->mapped = true;
+	sim_queue_init_cu_mask(sq);
 	if (c.flags & AMDQP_SIM_QUEUE_USERMODE) {
 		sq->uq = sim_ring_alloc(c.ring_va, c.ring_size);
 		if (!sq->uq) {
@@ -473,6 +475,100 @@ static long sim_update_queue(struct sim_file *f, void __user *arg, u32 size)
 	return ret;
 }
 
+/* The fixed part of SET_CU_MASK and GET_CU_MASK. */
+static int sim_cu_mask_args(struct amdqp_sim_cu_mask *m, void __user *arg,
+			    u32 size)
+{
+	int ret;
+
+	BUILD_BUG_ON(AMDQP_SIM_CU_MASK_MAX_BITS < SIM_MAX_SLOTS);
+	if (size < sizeof(*m))
+		return -EINVAL;
+	ret = copy_struct_from_user(m, sizeof(*m), arg, size);
+	if (ret)
+		return ret;
+	if (m->flags || m->pad || m->num_bits % 32 ||
+	    m->num_bits > AMDQP_SIM_CU_MASK_MAX_BITS)
+		return -EINVAL;
+	return 0;
+}
+
+static long sim_set_cu_mask(struct sim_file *f, void __user *arg, u32 size)
+{
+	u32 words[AMDQP_SIM_CU_MASK_MAX_BITS / 32];
+	DECLARE_BITMAP(mask, AMDQP_SIM_CU_MASK_MAX_BITS);
+	struct amdqp_sim_cu_mask m;
+	struct sim_queue *sq;
+	u32 slots;
+	long ret;
+
+	ret = sim_cu_mask_args(&m, arg, size);
+	if (ret)
+		return ret;
+	if (!m.num_bits)
+		return -EINVAL;
+	if (copy_from_user(words, u64_to_user_ptr(m.mask_ptr),
+			   m.num_bits / 8))
+		return -EFAULT;
+	bitmap_zero(mask, AMDQP_SIM_CU_MASK_MAX_BITS);
+	bitmap_from_arr32(mask, words, m.num_bits);
+	sq = sim_file_queue(f, m.gpu_id, m.queue_id);
+	if (!sq)
+		return -ENOENT;
+	slots = sq->sd->slots;
+	/* No slot, or one the device does not have. */
+	if (bitmap_empty(mask, m.num_bits) ||
+	    find_next_bit(mask, m.num_bits, slots) < m.num_bits) {
+		ret = -EINVAL;
+		goto put;
+	}
+	ret = sim_queue_set_cu_mask(sq, mask);
+	if (ret == -ENOENT)
+		ret = -ENODEV;		/* destroyed with its device */
+	m.num_slots = slots;
+	if (!ret && copy_to_user(arg, &m, sizeof(m)))
+		ret = -EFAULT;
+put:
+	sim_queue_put(sq);
+	return ret;
+}
+
+static long sim_get_cu_mask(struct sim_file *f, void __user *arg, u32 size)
+{
+	u32 words[AMDQP_SIM_CU_MASK_MAX_BITS / 32];
+	DECLARE_BITMAP(mask, AMDQP_SIM_CU_MASK_MAX_BITS);
+	struct amdqp_sim_cu_mask m;
+	struct sim_queue *sq;
+	struct sim_dev *sd;
+	long ret;
+
+	ret = sim_cu_mask_args(&m, arg, size);
+	if (ret)
+		return ret;
+	sq = sim_file_queue(f, m.gpu_id, m.queue_id);
+	if (!sq)
+		return -ENOENT;
+	sd = sq->sd;
+	bitmap_zero(mask, AMDQP_SIM_CU_MASK_MAX_BITS);
+	spin_lock_irq(&sd->lock);
+	ret = sq->destroyed ? -ENODEV : 0;
+	bitmap_copy(mask, sq->cu_mask, sd->slots);
+	spin_unlock_irq(&sd->lock);
+	m.num_slots = sd->slots;
+	sim_queue_put(sq);
+	if (ret)
+		return ret;
+	if (m.num_bits) {
+		bitmap_to_arr32(words, mask, m.num_bits);
+		if (copy_to_user(u64_to_user_ptr(m.mask_ptr), words,
+				 m.num_bits / 8))
+			return -EFAULT;
+	}
+	if (copy_to_user(arg, &m, sizeof(m)))
+		return -EFAULT;
+	return 0;
+}
+
 /* The ring of a user-mode queue of this fd, named by its mmap offset. */
 static int sim_mmap(struct file *filp, struct vm_area_struct *vma)
 {
@@ -523,6 +619,10 @@ static long sim_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return sim_query(uarg, size);
 	case _IOC_NR(AMDQP_SIM_IOC_UPDATE_QUEUE):
 		return sim_update_queue(f, uarg, size);
+	case _IOC_NR(AMDQP_SIM_IOC_SET_CU_MASK):
+		return sim_set_cu_mask(f, uarg, size);
+	case _IOC_NR(AMDQP_SIM_IOC_GET_CU_MASK):
+		return sim_get_cu_mask(f, uarg, size);
 	default:
 		return -ENOTTY;
 	}

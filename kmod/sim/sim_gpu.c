@@ -15,12 +15,67 @@
 #include "amdqp_backend.h"
 #include "sim.h"
 
-/* Slots an item occupies; a barrier needs none. */
-static u32 sim_width(struct sim_dev *sd, const struct sim_work *w)
+/* Slots an item asks for: its work groups; a barrier needs none. */
+static u32 sim_full_width(struct sim_dev *sd, const struct sim_work *w)
 {
 	if (w->barrier)
 		return 0;
 	return w->width && w->width < sd->slots ? w->width : sd->slots;
+}
+
+/*
+ * Slots an item of @sq occupies: a CU mask narrower than the item confines
+ * it to the mask's slots, where its work groups take more rounds (see
+ * sim_dispatch()).
+ */
+static u32 sim_width(struct sim_dev *sd, const struct sim_queue *sq,
+		     const struct sim_work *w)
+{
+	return min(sim_full_width(sd, w), sq->cu_slots);
+}
+
+/* Whether @width slots of @sq's mask are free now. */
+static bool sim_fits(struct sim_dev *sd, struct sim_queue *sq, u32 width)
+{
+	if (width > sd->free_slots)
+		return false;
+	if (sq->cu_slots == sd->slots)
+		return true;
+	bitmap_andnot(sd->scratch, sq->cu_mask, sd->busy_slots, sd->slots);
+	return bitmap_weight(sd->scratch, sd->slots) >= width;
+}
+
+/*
+ * Give the head item of @sq @width free slots of its mask, highest
+ * numbered first: a mask made of the first N slots (hsa_app --cu-mask,
+ * hipExtStreamCreateWithCUMask with a leading run of CUs) then keeps
+ * its slots to itself for as long as the other queues find room above.
+ */
+static void sim_claim_slots(struct sim_dev *sd, struct sim_queue *sq,
+			    u32 width)
+{
+	unsigned int i, size = sd->slots, bit;
+
+	bitmap_andnot(sd->scratch, sq->cu_mask, sd->busy_slots, sd->slots);
+	for (i = 0; i < width; i++) {
+		bit = find_last_bit(sd->scratch, size);
+		if (WARN_ON_ONCE(bit >= size))
+			break;
+		__set_bit(bit, sq->run_slots);
+		size = bit;
+	}
+	bitmap_or(sd->busy_slots, sd->busy_slots, sq->run_slots, sd->slots);
+	sq->run_width = i;
+	sd->free_slots -= i;
+}
+
+static void sim_release_slots(struct sim_dev *sd, struct sim_queue *sq)
+{
+	bitmap_andnot(sd->busy_slots, sd->busy_slots, sq->run_slots,
+		      sd->slots);
+	bitmap_zero(sq->run_slots, sd->slots);
+	sd->free_slots += sq->run_width;
+	sq->run_width = 0;
 }
 
 static void sim_complete_head(struct sim_dev *sd, struct sim_queue *sq)
@@ -29,7 +84,7 @@ static void sim_complete_head(struct sim_dev *sd, struct sim_queue *sq)
 
 	lockdep_assert_held(&sd->lock);
 	sq->busy_ns += sq->run_end - sq->run_start;
-	sd->free_slots += sq->run_width;
+	sim_release_slots(sd, sq);
 	sq->running = false;
 	sq->remaining_ns = 0;
 	sq->head_since = sq->run_end;
@@ -47,11 +102,17 @@ static void sim_complete_head(struct sim_dev *sd, struct sim_queue *sq)
 /* CWSR save: the item's state goes to memory, its slots are freed. */
 static void sim_preempt(struct sim_dev *sd, struct sim_queue *sq, u64 now)
 {
+	u64 left = max_t(u64, sq->run_end - now, 1);
+
 	lockdep_assert_held(&sd->lock);
 	sq->busy_ns += now - sq->run_start;
-	sq->remaining_ns = max_t(u64, sq->run_end - now, 1) +
+	/* What is left as full-width time: the next mask may differ. */
+	if (sq->run_width < sq->run_full)
+		left = max_t(u64, div_u64(left * sq->run_width, sq->run_full),
+			     1);
+	sq->remaining_ns = left +
 			   (u64)READ_ONCE(sd->cwsr_restore_us) * NSEC_PER_USEC;
-	sd->free_slots += sq->run_width;
+	sim_release_slots(sd, sq);
 	sq->running = false;
 	sq->preemptions++;
 	sd->cnt.preemptions++;
@@ -61,7 +122,10 @@ static void sim_preempt(struct sim_dev *sd, struct sim_queue *sq, u64 now)
  * Start ready items while slots allow: higher priority first (the HQD
  * priority bias), then the one that waited longest. A running item is
  * never interrupted here; only an unmap does that. A barrier at the head
- * of a queue completes as soon as it is dispatched.
+ * of a queue completes as soon as it is dispatched. An item confined by
+ * its queue's CU mask to fewer slots than it has work groups runs longer
+ * in proportion (work-conserving: the same slot time, as a kernel's work
+ * groups take more waves on fewer CUs).
  */
 static void sim_dispatch(struct sim_dev *sd, u64 now)
 {
@@ -76,7 +140,7 @@ static void sim_dispatch(struct sim_dev *sd, u64 now)
 			    sq->head_since > now)
 				continue;
 			w = list_first_entry(&sq->work, struct sim_work, node);
-			if (sim_width(sd, w) > sd->free_slots)
+			if (!sim_fits(sd, sq, sim_width(sd, sq, w)))
 				continue;
 			if (!best || sq->priority > best->priority ||
 			    (sq->priority == best->priority &&
@@ -87,8 +151,10 @@ static void sim_dispatch(struct sim_dev *sd, u64 now)
 			return;
 		w = list_first_entry(&best->work, struct sim_work, node);
 		dur = best->remaining_ns ? best->remaining_ns : w->duration_ns;
-		best->run_width = sim_width(sd, w);
-		sd->free_slots -= best->run_width;
+		sim_claim_slots(sd, best, sim_width(sd, best, w));
+		best->run_full = sim_full_width(sd, w);
+		if (best->run_width && best->run_width < best->run_full)
+			dur = div_u64(dur * best->run_full, best->run_width);
 		best->running = true;
 		best->run_start = now;
 		best->run_end = now + dur;
@@ -205,7 +271,7 @@ void sim_queue_discard_locked(struct sim_queue *sq)
 
 	lockdep_assert_held(&sd->lock);
 	if (sq->running) {
-		sd->free_slots += sq->run_width;
+		sim_release_slots(sd, sq);
 		sq->running = false;
 	}
 	sq->remaining_ns = 0;
@@ -248,11 +314,13 @@ void sim_dev_reset(struct sim_dev *sd)
 		sim_queue_discard_locked(sq);
 		/*
 		 * The firmware starts over: amdqp forgets its holds (below);
-		 * the owner's own choice is a queue property and stays.
+		 * the owner's own choice is a queue property and stays; a
+		 * removal for an MQD change (SET_CU_MASK) ends here too.
 		 */
-		sim_queue_set_off_locked(sq, sq->off & ~SIM_OFF_AMDQP);
+		sim_queue_set_off_locked(sq, sq->off & SIM_OFF_OWNER);
 	}
 	sd->free_slots = sd->slots;
+	bitmap_zero(sd->busy_slots, sd->slots);
 	sd->updating = false;
 	spin_unlock_irq(&sd->lock);
 	sim_gpu_kick(sd);
@@ -308,6 +376,25 @@ static bool sim_preempt_fails(struct sim_dev *sd, u64 cost_us, u32 grace_us)
 	sd->cnt.preempt_failures++;
 	spin_unlock_irq(&sd->lock);
 	return true;
+}
+
+void sim_queue_init_cu_mask(struct sim_queue *sq)
+{
+	bitmap_set(sq->cu_mask, 0, sq->sd->slots);
+	sq->cu_slots = sq->sd->slots;
+}
+
+/* A SET_CU_MASK waiting for the queue to be off the hardware takes effect. */
+static void sim_queue_take_cu_mask_locked(struct sim_queue *sq)
+{
+	struct sim_dev *sd = sq->sd;
+
+	lockdep_assert_held(&sd->lock);
+	if (!sq->cu_mask_pending)
+		return;
+	bitmap_copy(sq->cu_mask, sq->cu_mask_next, sd->slots);
+	sq->cu_slots = bitmap_weight(sq->cu_mask, sd->slots);
+	sq->cu_mask_pending = false;
 }
 
 /*
@@ -367,6 +454,9 @@ static void sim_hws_update(struct sim_dev *sd, struct sim_queue **sqs,
 			sim_queue_set_off_locked(sq, sq->off | why);
 		else
 			sim_queue_set_off_locked(sq, sq->off & ~why);
+		/* The runlist is down: a new MQD (SET_CU_MASK) goes in. */
+		if (!res[i])
+			sim_queue_take_cu_mask_locked(sq);
 	}
 	spin_unlock_irq(&sd->lock);
 
@@ -511,6 +601,61 @@ int sim_queue_update(struct sim_queue *sq, bool off, u32 priority)
 		spin_unlock_irq(&sd->lock);
 		sim_fw_update(sd, &sq, 1, &res, SIM_OFF_OWNER, off, 0);
 	}
+	mutex_unlock(&sd->fw_lock);
+	return res;
+}
+
+/*
+ * The owner's AMDKFD_IOC_SET_CU_MASK: the MQD changes while the queue is
+ * off the hardware, as in amdkfd's update_queue. HWS: one runlist update
+ * (everything preempted, the new mask in, everything mapped again); MES:
+ * REMOVE_QUEUE, the new mask, ADD_QUEUE, or just the new mask if the queue
+ * is not on the hardware. @mask has no bit at or past the device's slots
+ * and at least one set. Returns 0 or -errno as sim_queue_update(); the
+ * mask is unchanged on -EBUSY and -ETIME.
+ */
+int sim_queue_set_cu_mask(struct sim_queue *sq, const unsigned long *mask)
+{
+	struct sim_dev *sd = sq->sd;
+	bool mapped;
+	int res = 0;
+
+	mutex_lock(&sd->fw_lock);
+	if (READ_ONCE(sq->destroyed)) {
+		res = -ENOENT;
+		goto unlock;
+	}
+	if (sim_busy(sd)) {
+		res = -EBUSY;
+		goto unlock;
+	}
+	spin_lock_irq(&sd->lock);
+	bitmap_copy(sq->cu_mask_next, mask, sd->slots);
+	sq->cu_mask_pending = true;
+	mapped = sq->mapped;
+	spin_unlock_irq(&sd->lock);
+
+	if (sd->mode != AMDQP_SCHED_MES) {
+		/* No reason added or removed: the update alone. */
+		sim_hws_update(sd, &sq, 1, &res, 0, true, 0);
+	} else if (mapped) {
+		sim_mes_update(sd, &sq, 1, &res, SIM_OFF_UPDATE, true, 0);
+		if (!res) {
+			spin_lock_irq(&sd->lock);
+			sim_queue_take_cu_mask_locked(sq);
+			spin_unlock_irq(&sd->lock);
+			sim_mes_update(sd, &sq, 1, &res, SIM_OFF_UPDATE,
+				       false, 0);
+		}
+	}
+
+	spin_lock_irq(&sd->lock);
+	if (!res && !sq->destroyed)
+		sim_queue_take_cu_mask_locked(sq);	/* MES, not mapped */
+	sq->cu_mask_pending = false;
+	spin_unlock_irq(&sd->lock);
+	sim_gpu_kick(sd);
+unlock:
 	mutex_unlock(&sd->fw_lock);
 	return res;
 }

@@ -19,7 +19,6 @@
 #include "sim.h"
 
 #define SIM_DEFAULT_SLOTS	8
-#define SIM_MAX_SLOTS		1024
 
 static DEFINE_MUTEX(sim_devs_lock);
 static LIST_HEAD(sim_devs);		/* sim_dev.node; sim_devs_lock */

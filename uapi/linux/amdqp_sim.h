@@ -224,6 +224,52 @@ struct amdqp_sim_update_queue {
 	__u32 priority;
 };
 
+/* Largest compute-slot mask SET_CU_MASK takes, in bits (as KFD's CU masks). */
+#define AMDQP_SIM_CU_MASK_MAX_BITS	1024
+
+/**
+ * struct amdqp_sim_cu_mask - AMDQP_SIM_IOC_SET_CU_MASK, AMDQP_SIM_IOC_GET_CU_MASK
+ * @gpu_id: to sim: device
+ * @queue_id: to sim: queue (created through this fd)
+ * @mask_ptr: to sim: user pointer to @num_bits / 32 __u32 words; bit i of
+ *	word j stands for compute slot 32 * j + i. SET reads them, GET writes
+ *	them (zero past the device's slots)
+ * @num_bits: to sim: SET: bits in the mask, a multiple of 32 in
+ *	32..AMDQP_SIM_CU_MASK_MAX_BITS; GET: room at @mask_ptr in bits, a
+ *	multiple of 32 up to AMDQP_SIM_CU_MASK_MAX_BITS, 0 to learn
+ *	@num_slots only (@mask_ptr is then not used)
+ * @num_slots: from sim: the device's compute slots (a mask needs no more
+ *	bits than that); ignored on input
+ * @flags: to sim: zero
+ * @pad: to sim: zero
+ *
+ * The sim's model of AMDKFD_IOC_SET_CU_MASK (what hsa_amd_queue_cu_set_mask
+ * and hipExtStreamCreateWithCUMask reach): the work items of the queue
+ * (either kind) occupy only slots whose bit is set. An item of W slots
+ * (work groups) on a mask of M < W slots occupies the M slots for
+ * duration * W / M: the same slot time, as a kernel's work groups take
+ * more waves on fewer CUs. Narrower items are not affected. A queue starts
+ * with every slot of its device in its mask; SET with every slot set
+ * restores that.
+ *
+ * SET: an empty mask, or a bit set at or past the device's slot count, is
+ * -EINVAL. Like KFD's update_queue, a change is a scheduler operation on
+ * the queue: HWS, one runlist update (every running item preempted); MES,
+ * a REMOVE_QUEUE and an ADD_QUEUE if the queue is on the hardware, none
+ * otherwise. Items already running keep their slots until they are
+ * preempted or complete; the new mask holds from the next dispatch.
+ * On failure (-EBUSY, -ETIME, -ENODEV) the mask is unchanged.
+ */
+struct amdqp_sim_cu_mask {
+	__u32 gpu_id;
+	__u32 queue_id;
+	__u64 mask_ptr;
+	__u32 num_bits;
+	__u32 num_slots;
+	__u32 flags;
+	__u32 pad;
+};
+
 #define AMDQP_SIM_IOC_MAGIC	0xB9
 
 #define AMDQP_SIM_IOC_CREATE_QUEUE  _IOWR(AMDQP_SIM_IOC_MAGIC, 0x40, struct amdqp_sim_create_queue)
@@ -232,5 +278,7 @@ struct amdqp_sim_update_queue {
 #define AMDQP_SIM_IOC_WAIT	    _IOWR(AMDQP_SIM_IOC_MAGIC, 0x43, struct amdqp_sim_wait)
 #define AMDQP_SIM_IOC_QUERY	    _IOWR(AMDQP_SIM_IOC_MAGIC, 0x44, struct amdqp_sim_query)
 #define AMDQP_SIM_IOC_UPDATE_QUEUE  _IOW(AMDQP_SIM_IOC_MAGIC, 0x45, struct amdqp_sim_update_queue)
+#define AMDQP_SIM_IOC_SET_CU_MASK   _IOWR(AMDQP_SIM_IOC_MAGIC, 0x46, struct amdqp_sim_cu_mask)
+#define AMDQP_SIM_IOC_GET_CU_MASK   _IOWR(AMDQP_SIM_IOC_MAGIC, 0x47, struct amdqp_sim_cu_mask)
 
 #endif /* _UAPI_LINUX_AMDQP_SIM_H */

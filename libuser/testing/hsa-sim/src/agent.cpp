@@ -32,6 +32,10 @@ hsa_status_t put_string(void* value, size_t size, const char* s) {
 
 }  // namespace
 
+uint32_t agent_compute_units(const Agent& agent) {
+    return agent.gpu ? kComputeUnits * agent.gpu->num_xcc : 1u;
+}
+
 hsa_status_t agent_get_info(const Agent& agent, uint32_t attribute, void* value) {
     const bool gpu = agent.device == HSA_DEVICE_TYPE_GPU;
     switch (attribute) {
@@ -96,7 +100,7 @@ hsa_status_t agent_get_info(const Agent& agent, uint32_t attribute, void* value)
         case HSA_AMD_AGENT_INFO_CACHELINE_SIZE:
             return put(value, uint32_t{gpu ? 128u : 64u});
         case HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT:
-            return put(value, uint32_t{gpu ? kComputeUnits * agent.gpu->num_xcc : 1u});
+            return put(value, agent_compute_units(agent));
         case HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY:
             return put(value, uint32_t{2100});
         case HSA_AMD_AGENT_INFO_BDFID:

@@ -24,6 +24,8 @@ struct Agent {
 };
 
 hsa_status_t agent_get_info(const Agent& agent, uint32_t attribute, void* value);
+// HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT: the bits of a queue's CU mask.
+uint32_t agent_compute_units(const Agent& agent);
 hsa_status_t region_get_info(const Agent& agent, uint32_t attribute, void* value);
 
 }  // namespace hsasim

@@ -34,6 +34,35 @@ hsa_status_t amd_queue_set_priority(hsa_queue_t* queue, hsa_amd_queue_priority_t
     return q->hw().set_priority(level);
 }
 
+hsa_status_t amd_queue_cu_set_mask(const hsa_queue_t* queue, uint32_t num_cu_mask_count,
+                                   const uint32_t* cu_mask) {
+    Runtime* rt = Runtime::get();
+    if (!rt)
+        return HSA_STATUS_ERROR_NOT_INITIALIZED;
+    if (num_cu_mask_count % 32 != 0 || (num_cu_mask_count && !cu_mask))
+        return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    std::unique_lock<std::mutex> hold;
+    Queue* q = queue ? rt->find_queue(const_cast<hsa_queue_t*>(queue), &hold) : nullptr;
+    if (!q)
+        return HSA_STATUS_ERROR_INVALID_QUEUE;
+    return q->set_cu_mask(num_cu_mask_count, cu_mask);
+}
+
+hsa_status_t amd_queue_cu_get_mask(const hsa_queue_t* queue, uint32_t num_cu_mask_count,
+                                   uint32_t* cu_mask) {
+    Runtime* rt = Runtime::get();
+    if (!rt)
+        return HSA_STATUS_ERROR_NOT_INITIALIZED;
+    if (num_cu_mask_count == 0 || num_cu_mask_count % 32 != 0 || !cu_mask)
+        return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    std::unique_lock<std::mutex> hold;
+    Queue* q = queue ? rt->find_queue(const_cast<hsa_queue_t*>(queue), &hold) : nullptr;
+    if (!q)
+        return HSA_STATUS_ERROR_INVALID_QUEUE;
+    q->get_cu_mask(num_cu_mask_count, cu_mask);
+    return HSA_STATUS_SUCCESS;
+}
+
 hsa_status_t amd_signal_create(hsa_signal_value_t initial_value, uint32_t num_consumers,
                                const hsa_agent_t* consumers, uint64_t, hsa_signal_t* signal) {
     return signal_create(initial_value, num_consumers, consumers, signal);

@@ -109,6 +109,8 @@ void fill_amd_ext(AmdExtTable& t) {
     HSASIM_AMD_EXT_API(HSASIM_STUB)
 #undef HSASIM_STUB
     t.hsa_amd_queue_set_priority_fn = amd_queue_set_priority;
+    t.hsa_amd_queue_cu_set_mask_fn = amd_queue_cu_set_mask;
+    t.hsa_amd_queue_cu_get_mask_fn = amd_queue_cu_get_mask;
     t.hsa_amd_signal_create_fn = amd_signal_create;
     t.hsa_amd_signal_wait_any_fn = amd_signal_wait_any;
 }

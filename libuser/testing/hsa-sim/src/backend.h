@@ -30,6 +30,9 @@ class HwQueue {
     amdqp_sim_uq_ctl* ctl() const { return ctl_; }
     // Scheduling priority 0..15 (KFD's), set as AMDKFD_IOC_UPDATE_QUEUE would.
     virtual hsa_status_t set_priority(uint32_t priority) = 0;
+    // The CUs the queue's work may use, as AMDKFD_IOC_SET_CU_MASK sets
+    // them: bit i of word i / 32 is CU i; never empty.
+    virtual hsa_status_t set_cu_mask(const std::vector<uint32_t>& cus) = 0;
 
   protected:
     uint8_t* ring_ = nullptr;

@@ -388,6 +388,14 @@ hsa_signal_value_t hsa_signal_wait_acquire(hsa_signal_t signal, hsa_signal_condi
 hsa_status_t hsa_amd_queue_set_priority(hsa_queue_t* queue, hsa_amd_queue_priority_t priority) {
     return AMD(hsa_amd_queue_set_priority)(queue, priority);
 }
+hsa_status_t hsa_amd_queue_cu_set_mask(const hsa_queue_t* queue, uint32_t num_cu_mask_count,
+                                       const uint32_t* cu_mask) {
+    return AMD(hsa_amd_queue_cu_set_mask)(queue, num_cu_mask_count, cu_mask);
+}
+hsa_status_t hsa_amd_queue_cu_get_mask(const hsa_queue_t* queue, uint32_t num_cu_mask_count,
+                                       uint32_t* cu_mask) {
+    return AMD(hsa_amd_queue_cu_get_mask)(queue, num_cu_mask_count, cu_mask);
+}
 hsa_status_t hsa_amd_signal_create(hsa_signal_value_t initial_value, uint32_t num_consumers,
                                    const hsa_agent_t* consumers, uint64_t attributes,
                                    hsa_signal_t* signal) {

@@ -63,6 +63,10 @@ hsa_status_t signal_destroy(hsa_signal_t signal);
 
 // amd_ext_api.cpp
 hsa_status_t amd_queue_set_priority(hsa_queue_t* queue, hsa_amd_queue_priority_t priority);
+hsa_status_t amd_queue_cu_set_mask(const hsa_queue_t* queue, uint32_t num_cu_mask_count,
+                                   const uint32_t* cu_mask);
+hsa_status_t amd_queue_cu_get_mask(const hsa_queue_t* queue, uint32_t num_cu_mask_count,
+                                   uint32_t* cu_mask);
 hsa_status_t amd_signal_create(hsa_signal_value_t initial_value, uint32_t num_consumers,
                                const hsa_agent_t* consumers, uint64_t attributes,
                                hsa_signal_t* signal);

@@ -10,10 +10,24 @@
 
 namespace hsasim {
 
+namespace {
+
+// A mask of the first @n of @bits bits: every CU, or the bits given.
+std::vector<uint32_t> leading_bits(uint32_t bits, uint32_t n) {
+    std::vector<uint32_t> words((bits + 31) / 32, 0);
+    for (uint32_t i = 0; i < n && i < bits; ++i)
+        words[i / 32] |= 1u << (i % 32);
+    return words;
+}
+
+}  // namespace
+
 Queue::Queue(std::unique_ptr<HwQueue> hw, uint32_t size, hsa_queue_type32_t type,
-             CompletionSource::Callback callback, void* data)
+             uint32_t compute_units, CompletionSource::Callback callback, void* data)
     : hw_(std::move(hw)),
       mask_(size - 1),
+      compute_units_(compute_units),
+      cu_mask_(leading_bits(compute_units, compute_units)),
       completions_(std::make_shared<CompletionSource>(hw_->ctl(), callback, data)) {
     auto* amd = reinterpret_cast<amd_queue_t*>(hw_->ctl());
     hsa_queue_t& q = amd->hsa_queue;
@@ -43,6 +57,27 @@ void Queue::set_doorbell(Signal* doorbell) {
 Queue::~Queue() {
     // Waiters on signals of abandoned packets keep the last read index.
     completions_->detach();
+}
+
+hsa_status_t Queue::set_cu_mask(uint32_t num_bits, const uint32_t* mask) {
+    std::vector<uint32_t> want = leading_bits(compute_units_, compute_units_);
+    if (num_bits) {
+        const std::vector<uint32_t> keep = leading_bits(compute_units_, num_bits);
+        for (size_t i = 0; i < want.size(); ++i)
+            want[i] = i < num_bits / 32 ? mask[i] & keep[i] : 0;
+    }
+    // An empty mask would leave the queue nowhere to run.
+    if (std::all_of(want.begin(), want.end(), [](uint32_t w) { return w == 0; }))
+        return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    const hsa_status_t st = hw_->set_cu_mask(want);
+    if (st == HSA_STATUS_SUCCESS)
+        cu_mask_ = std::move(want);
+    return st;
+}
+
+void Queue::get_cu_mask(uint32_t num_bits, uint32_t* mask) const {
+    for (uint32_t i = 0; i < num_bits / 32; ++i)
+        mask[i] = i < cu_mask_.size() ? cu_mask_[i] : 0;
 }
 
 void Queue::store_doorbell(int64_t value) {

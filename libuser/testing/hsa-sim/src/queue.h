@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "backend.h"
 #include "completion.h"
@@ -20,8 +21,9 @@ class Signal;
 
 class Queue {
   public:
+    // @compute_units: the agent's CU count, the bits of the CU mask.
     Queue(std::unique_ptr<HwQueue> hw, uint32_t size, hsa_queue_type32_t type,
-          CompletionSource::Callback callback, void* data);
+          uint32_t compute_units, CompletionSource::Callback callback, void* data);
     ~Queue();
     Queue(const Queue&) = delete;
     Queue& operator=(const Queue&) = delete;
@@ -42,9 +44,18 @@ class Queue {
     // hsa_queue_inactivate: later doorbell stores are ignored.
     void inactivate() { inactive_.store(true, std::memory_order_relaxed); }
 
+    // hsa_amd_queue_cu_set_mask / _get_mask, arguments checked. Set: the
+    // first @num_bits bits of @mask, those past the agent's CUs dropped (as
+    // KFD drops them); 0 bits: every CU. Callers hold the runtime's queue
+    // lock (Runtime::find_queue), which serialises these.
+    hsa_status_t set_cu_mask(uint32_t num_bits, const uint32_t* mask);
+    void get_cu_mask(uint32_t num_bits, uint32_t* mask) const;
+
   private:
     std::unique_ptr<HwQueue> hw_;
     uint64_t mask_;
+    uint32_t compute_units_;
+    std::vector<uint32_t> cu_mask_;  // compute_units_ bits
     Signal* doorbell_ = nullptr;
     std::shared_ptr<CompletionSource> completions_;
     std::atomic<bool> inactive_{false};

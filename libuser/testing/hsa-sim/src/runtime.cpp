@@ -126,7 +126,8 @@ hsa_status_t Runtime::create_queue(const Agent& agent, uint32_t size, hsa_queue_
         backend_->create_queue(*agent.gpu, packets * AMDQP_SIM_PACKET_SIZE, kDefaultPriority, &hw);
     if (st != HSA_STATUS_SUCCESS)
         return st;
-    auto queue = std::make_unique<Queue>(std::move(hw), packets, type, callback, data);
+    auto queue = std::make_unique<Queue>(std::move(hw), packets, type, agent_compute_units(agent),
+                                         callback, data);
     queue->set_doorbell(signals_.create(0, queue.get()));
     hsa_queue_t* q = queue->hsa();
     std::lock_guard lock(queues_mutex_);

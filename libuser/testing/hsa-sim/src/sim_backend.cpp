@@ -67,6 +67,36 @@ class SimQueue final : public HwQueue {
         return HSA_STATUS_SUCCESS;
     }
 
+    // CU i runs on slot i % slots: a device has far fewer slots than an
+    // agent reports CUs, and a leading run of N CUs (what
+    // hipExtStreamCreateWithCUMask users pass) becomes the first N slots.
+    hsa_status_t set_cu_mask(const std::vector<uint32_t>& cus) override {
+        amdqp_sim_cu_mask m{};
+        m.gpu_id = gpu_id_;
+        m.queue_id = queue_id_;
+        if (ioctl(fd_, AMDQP_SIM_IOC_GET_CU_MASK, &m) != 0) {
+            const int err = errno;  // ENOTTY: a module older than CU masks
+            debug("cu mask of queue %u on gpu %u: %s", queue_id_, gpu_id_, strerror(err));
+            return status_of_errno(err);
+        }
+        const uint32_t slots = std::max(m.num_slots, 1u);
+        std::vector<uint32_t> words((slots + 31) / 32, 0);
+        for (size_t cu = 0; cu < cus.size() * 32; ++cu) {
+            if (cus[cu / 32] & (1u << (cu % 32))) {
+                const size_t slot = cu % slots;
+                words[slot / 32] |= 1u << (slot % 32);
+            }
+        }
+        m.mask_ptr = reinterpret_cast<uintptr_t>(words.data());
+        m.num_bits = static_cast<uint32_t>(words.size() * 32);
+        if (ioctl(fd_, AMDQP_SIM_IOC_SET_CU_MASK, &m) != 0) {
+            const int err = errno;
+            debug("set cu mask of queue %u on gpu %u: %s", queue_id_, gpu_id_, strerror(err));
+            return status_of_errno(err);
+        }
+        return HSA_STATUS_SUCCESS;
+    }
+
   private:
     int fd_;  // owned by the backend, which outlives its queues
     uint32_t gpu_id_;

@@ -42,8 +42,10 @@ class ThreadQueue final : public HwQueue {
         worker_.join();
     }
 
-    // Queues of this backend do not compete: there is no scheduler to tell.
+    // Queues of this backend do not compete: there is no scheduler to tell,
+    // and no compute units to confine a queue to.
     hsa_status_t set_priority(uint32_t) override { return HSA_STATUS_SUCCESS; }
+    hsa_status_t set_cu_mask(const std::vector<uint32_t>&) override { return HSA_STATUS_SUCCESS; }
 
   private:
     void run(std::stop_token st) {

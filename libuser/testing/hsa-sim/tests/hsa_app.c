@@ -8,7 +8,15 @@
  * It runs unchanged on ROCr and on the hsa-sim stand-in (put first with
  * LD_LIBRARY_PATH), with or without a tools library (HSA_TOOLS_LIB).
  *
- * Output: JSON lines on stdout (start, agent, progress, packet, summary).
+ * A request is --request-kernels kernels, each its own doorbell store, with
+ * --gap-us of CPU time between the stores (the way a framework launches
+ * the kernels of one inference one by one); its latency runs to the
+ * completion of its last kernel, from its scheduled arrival in open loop
+ * (request k is due at start + k * --period-us, however late this process
+ * gets round to it), from its first doorbell store in closed loop.
+ *
+ * Output: JSON lines on stdout (start, agent, progress, packet, request,
+ * summary).
  * Exit status: 0 every packet completed, 1 HSA error, 2 usage,
  * 3 packets still outstanding when the drain timeout expired.
  */
@@ -31,6 +39,10 @@
 #define NS_PER_S 1000000000ull
 /* Longest single wait, so that SIGINT/SIGTERM and progress stay prompt. */
 #define MAX_WAIT_NS (100 * NS_PER_MS)
+/* Gaps shorter than this are spun: a sleep would overshoot them. */
+#define SPIN_BELOW_NS (50 * NS_PER_US)
+/* A full ring is rung again after this long (closed loop, within a request). */
+#define RETRY_FULL_NS (100 * NS_PER_US)
 
 struct options {
     uint64_t count;
@@ -49,6 +61,24 @@ struct options {
     double drain_timeout_s;
     bool list_agents;
     bool quiet;
+    uint32_t cu_mask;         /* first N CUs; 0: not set */
+    uint32_t request_kernels; /* doorbell stores per request */
+    uint64_t gap_ns;          /* CPU time between the stores of a request */
+    bool per_request;
+};
+
+/* A growing array of latency samples. */
+struct samples {
+    uint64_t* v;
+    size_t len, cap;
+};
+
+/* A request whose last kernel has not completed yet. */
+struct request {
+    uint64_t index;   /* requests started before it */
+    uint64_t arrival; /* due time (open loop) or first doorbell store */
+    uint64_t end;     /* packets submitted up to its last kernel so far */
+    bool closed;      /* all of its kernels are stored */
 };
 
 struct run {
@@ -59,9 +89,13 @@ struct run {
     uint64_t doorbells;
     uint64_t rerings;
     uint64_t* submit_ns; /* per ring slot: doorbell time of its packet */
-    uint64_t* latency_ns;
-    size_t latency_len, latency_cap;
+    struct samples latency;
     volatile sig_atomic_t queue_error;
+    uint64_t requests; /* requests started */
+    struct samples request_latency;
+    struct request* open; /* FIFO of requests not yet complete, ring of open_cap */
+    size_t open_cap, open_head, open_len;
+    uint64_t last_done_ns; /* when the completed count last moved */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -119,10 +153,19 @@ static void usage(FILE* f) {
             "  -n, --count N            packets to dispatch (default 100; 0 = no limit,\n"
             "                           the default with --seconds/--loop-until-signal)\n"
             "  -d, --duration-us US     run time of each kernel (default 100)\n"
-            "  -p, --period-us US       open loop: one batch every US, whatever completes;\n"
-            "                           0 = closed loop, next batch when the last completed\n"
-            "                           (default 0)\n"
+            "  -p, --period-us US       open loop: request k is due at start + k*US, whatever\n"
+            "                           completes; a late submitter sends the requests that\n"
+            "                           are due at once, and their latency counts from the\n"
+            "                           due time (summary \"latency_from\":\"schedule\");\n"
+            "                           0 = closed loop, next request when the last completed,\n"
+            "                           latency from its first doorbell (\"submit\") (default 0)\n"
             "  -b, --batch N            packets per doorbell store (default 1)\n"
+            "      --request-kernels K  a request is K doorbell stores (kernels) of --batch\n"
+            "                           packets each (default 1)\n"
+            "      --gap-us G           G us between the stores of a request, the launching\n"
+            "                           thread's CPU time per kernel (default 0)\n"
+            "      --cu-mask N          confine the queue to the first N compute units\n"
+            "                           (hsa_amd_queue_cu_set_mask)\n"
             "  -s, --seconds S          stop submitting after S seconds\n"
             "      --loop-until-signal  submit until SIGINT/SIGTERM, then drain\n"
             "  -w, --width N            compute slots per kernel, 0 = all (default 0)\n"
@@ -131,6 +174,7 @@ static void usage(FILE* f) {
             "      --agent N            use the N-th GPU agent (default 0)\n"
             "      --progress-ms MS     progress line every MS (default 0: none)\n"
             "      --per-packet         one line per completed packet\n"
+            "      --per-request        one line per completed request\n"
             "      --drain-timeout-s S  wait at most S for outstanding packets (default 60)\n"
             "      --list-agents        print the agents and exit\n"
             "      --quiet              only the summary line\n"
@@ -168,6 +212,10 @@ enum {
     OPT_DRAIN,
     OPT_LIST,
     OPT_QUIET,
+    OPT_CU_MASK,
+    OPT_REQUEST_KERNELS,
+    OPT_GAP,
+    OPT_PER_REQUEST,
 };
 
 static int parse_options(int argc, char** argv, struct options* o) {
@@ -187,6 +235,10 @@ static int parse_options(int argc, char** argv, struct options* o) {
         {"drain-timeout-s", required_argument, NULL, OPT_DRAIN},
         {"list-agents", no_argument, NULL, OPT_LIST},
         {"quiet", no_argument, NULL, OPT_QUIET},
+        {"cu-mask", required_argument, NULL, OPT_CU_MASK},
+        {"request-kernels", required_argument, NULL, OPT_REQUEST_KERNELS},
+        {"gap-us", required_argument, NULL, OPT_GAP},
+        {"per-request", no_argument, NULL, OPT_PER_REQUEST},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -197,7 +249,8 @@ static int parse_options(int argc, char** argv, struct options* o) {
                           .duration_ns = 100 * NS_PER_US,
                           .batch = 1,
                           .queue_size = 1024,
-                          .drain_timeout_s = 60};
+                          .drain_timeout_s = 60,
+                          .request_kernels = 1};
     while ((c = getopt_long(argc, argv, "n:d:p:b:s:w:q:h", longopts, NULL)) != -1) {
         bool ok = true;
 
@@ -255,6 +308,21 @@ static int parse_options(int argc, char** argv, struct options* o) {
                 break;
             case OPT_QUIET:
                 o->quiet = true;
+                break;
+            case OPT_CU_MASK:
+                ok = parse_u64(optarg, &v) && v > 0 && v <= 65536;
+                o->cu_mask = (uint32_t)v;
+                break;
+            case OPT_REQUEST_KERNELS:
+                ok = parse_u64(optarg, &v) && v > 0 && v <= 1000000;
+                o->request_kernels = (uint32_t)v;
+                break;
+            case OPT_GAP:
+                ok = parse_u64(optarg, &v) && v <= 10 * 1000 * 1000;
+                o->gap_ns = v * NS_PER_US;
+                break;
+            case OPT_PER_REQUEST:
+                o->per_request = true;
                 break;
             case 'h':
                 usage(stdout);
@@ -375,28 +443,72 @@ static void submit_batch(struct run* r, const struct options* o, uint32_t n, uin
     r->submitted += n;
 }
 
+static void samples_push(struct samples* s, uint64_t v) {
+    if (s->len == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 4096;
+        uint64_t* p = realloc(s->v, cap * sizeof(*p));
+
+        if (!p)
+            return; /* keep running, lose the sample */
+        s->v = p;
+        s->cap = cap;
+    }
+    s->v[s->len++] = v;
+}
+
+static struct request* open_at(struct run* r, size_t i) {
+    return &r->open[(r->open_head + i) % r->open_cap];
+}
+
+/* Requests complete in order, as their packets do on one queue. */
+static void retire_requests(struct run* r, const struct options* o) {
+    while (r->open_len) {
+        struct request* q = open_at(r, 0);
+        uint64_t lat;
+
+        if (!q->closed || r->completed < q->end)
+            return;
+        lat = r->last_done_ns > q->arrival ? r->last_done_ns - q->arrival : 0;
+        samples_push(&r->request_latency, lat);
+        if (o->per_request && !o->quiet)
+            printf("{\"event\":\"request\",\"index\":%llu,\"latency_us\":%.1f}\n",
+                   (unsigned long long)q->index, lat / 1e3);
+        r->open_head = (r->open_head + 1) % r->open_cap;
+        r->open_len--;
+    }
+}
+
 static void record_completions(struct run* r, const struct options* o, hsa_signal_value_t left,
                                uint64_t now) {
     const uint64_t mask = r->queue->size - 1;
     const uint64_t finished = r->submitted - (uint64_t)(left < 0 ? 0 : left);
 
+    if (r->completed < finished)
+        r->last_done_ns = now;
     /* One queue completes in order: packets completed..finished-1 are done. */
     for (; r->completed < finished; r->completed++) {
         uint64_t lat = now - r->submit_ns[r->completed & mask];
 
-        if (r->latency_len == r->latency_cap) {
-            size_t cap = r->latency_cap ? 2 * r->latency_cap : 4096;
-            uint64_t* p = realloc(r->latency_ns, cap * sizeof(*p));
-
-            if (!p)
-                continue; /* keep running, lose the sample */
-            r->latency_ns = p;
-            r->latency_cap = cap;
-        }
-        r->latency_ns[r->latency_len++] = lat;
+        samples_push(&r->latency, lat);
         if (o->per_packet && !o->quiet)
             printf("{\"event\":\"packet\",\"index\":%llu,\"latency_us\":%.1f}\n",
                    (unsigned long long)r->completed, lat / 1e3);
+    }
+    retire_requests(r, o);
+}
+
+/* A new request: its arrival is the due time in open loop. */
+static void open_request(struct run* r, uint64_t arrival) {
+    struct request* q = open_at(r, r->open_len++);
+
+    *q = (struct request){.index = r->requests++, .arrival = arrival, .end = r->submitted};
+}
+
+/* The request being submitted gets no more kernels. */
+static void close_request(struct run* r, const struct options* o) {
+    if (r->open_len && !open_at(r, r->open_len - 1)->closed) {
+        open_at(r, r->open_len - 1)->closed = true;
+        retire_requests(r, o);
     }
 }
 
@@ -427,34 +539,59 @@ static double pct_us(const uint64_t* sorted, size_t n, double p) {
 
 static void print_summary(struct run* r, const struct options* o, uint64_t elapsed,
                           const char* status) {
-    size_t n = r->latency_len;
-    double mean = 0;
+    uint64_t* lat = r->latency.v;
+    size_t n = r->latency.len;
+    uint64_t* rl = r->request_latency.v;
+    size_t rn = r->request_latency.len;
+    double mean = 0, rmean = 0;
 
-    qsort(r->latency_ns, n, sizeof(uint64_t), cmp_u64);
+    qsort(lat, n, sizeof(uint64_t), cmp_u64);
     for (size_t i = 0; i < n; ++i)
-        mean += (double)r->latency_ns[i];
+        mean += (double)lat[i];
     mean = n ? mean / (double)n / 1e3 : 0;
+    qsort(rl, rn, sizeof(uint64_t), cmp_u64);
+    for (size_t i = 0; i < rn; ++i)
+        rmean += (double)rl[i];
+    rmean = rn ? rmean / (double)rn / 1e3 : 0;
     printf(
         "{\"event\":\"summary\",\"status\":\"%s\",\"submitted\":%llu,\"completed\":%llu,"
         "\"doorbells\":%llu,\"rerings\":%llu,\"elapsed_s\":%.6f,\"duration_us\":%.1f,"
         "\"latency_us\":{\"min\":%.1f,\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,"
-        "\"max\":%.1f,\"mean\":%.1f}}\n",
+        "\"max\":%.1f,\"mean\":%.1f},",
         status, (unsigned long long)r->submitted, (unsigned long long)r->completed,
         (unsigned long long)r->doorbells, (unsigned long long)r->rerings, elapsed / 1e9,
-        o->duration_ns / 1e3, n ? r->latency_ns[0] / 1e3 : 0.0, pct_us(r->latency_ns, n, 50),
-        pct_us(r->latency_ns, n, 90), pct_us(r->latency_ns, n, 99),
-        n ? r->latency_ns[n - 1] / 1e3 : 0.0, mean);
+        o->duration_ns / 1e3, n ? lat[0] / 1e3 : 0.0, pct_us(lat, n, 50), pct_us(lat, n, 90),
+        pct_us(lat, n, 99), n ? lat[n - 1] / 1e3 : 0.0, mean);
+    printf(
+        "\"it_per_s\":%.3f,\"requests\":%llu,\"request_kernels\":%u,\"gap_us\":%.1f,"
+        "\"cu_mask\":%u,\"latency_from\":\"%s\",\"request_latency_us\":{\"p50\":%.1f,"
+        "\"p95\":%.1f,\"p99\":%.1f,\"max\":%.1f,\"mean\":%.1f,\"n\":%zu}}\n",
+        elapsed ? (double)r->completed / (elapsed / 1e9) : 0.0, (unsigned long long)r->requests,
+        o->request_kernels, o->gap_ns / 1e3, o->cu_mask, o->period_ns ? "schedule" : "submit",
+        pct_us(rl, rn, 50), pct_us(rl, rn, 95), pct_us(rl, rn, 99), rn ? rl[rn - 1] / 1e3 : 0.0,
+        rmean, rn);
 }
 
 static uint64_t min_u64(uint64_t a, uint64_t b) {
     return a < b ? a : b;
 }
 
-/* The submit/wait loop. Returns the exit status. */
+/* The ring has room for @n more packets. */
+static bool ring_has_room(const struct run* r, uint32_t n) {
+    return r->submitted - r->completed + n <= r->queue->size;
+}
+
+/*
+ * The submit/wait loop. Returns the exit status. One request at a time is
+ * being submitted (one launching thread); between its doorbell stores the
+ * loop waits on the completion signal, so completions are seen on time.
+ */
 static int drive(struct run* r, const struct options* o) {
     const uint64_t t0 = now_ns();
     const uint64_t submit_end = o->seconds > 0 ? t0 + (uint64_t)(o->seconds * 1e9) : UINT64_MAX;
-    uint64_t next_due = t0;
+    uint64_t next_due = t0; /* open loop: when request r->requests is due */
+    uint64_t next_try = t0; /* no store before this: a gap, a full ring */
+    uint32_t kernels = 0;   /* of the request being submitted; 0: none */
     uint64_t next_progress = o->progress_ns ? t0 : UINT64_MAX;
     uint64_t drain_deadline = 0;
     const char* status = "ok";
@@ -464,6 +601,10 @@ static int drive(struct run* r, const struct options* o) {
         const bool submitting = !stop_requested && !r->queue_error &&
                                 (o->count == 0 || r->submitted < o->count) && now < submit_end;
 
+        if (!submitting && kernels) {
+            close_request(r, o); /* cut short: it counts with what it got */
+            kernels = 0;
+        }
         if (!submitting && r->submitted == r->completed)
             break;
         if (r->queue_error) {
@@ -477,12 +618,24 @@ static int drive(struct run* r, const struct options* o) {
             break;
         }
 
-        if (submitting && (o->period_ns ? now >= next_due : r->submitted == r->completed)) {
+        const bool start_due = o->period_ns ? now >= next_due : r->submitted == r->completed;
+        if (submitting && now >= next_try && (kernels || start_due)) {
             uint64_t left = o->count ? o->count - r->submitted : UINT64_MAX;
             uint32_t n = (uint32_t)min_u64(o->batch, left);
 
-            if (r->submitted - r->completed + n <= r->queue->size) {
+            if (ring_has_room(r, n)) {
+                if (!kernels)
+                    open_request(r, o->period_ns ? next_due : now);
                 submit_batch(r, o, n, now);
+                open_at(r, r->open_len - 1)->end = r->submitted;
+                if (++kernels == o->request_kernels || n == left) {
+                    close_request(r, o);
+                    kernels = 0;
+                    /* Request k is due at t0 + k * period, late or not. */
+                    next_due = t0 + r->requests * o->period_ns;
+                } else {
+                    next_try = now + o->gap_ns;
+                }
             } else {
                 /* Ring full (the queue is not being served): keep
                  * ringing, as a busy producer's doorbell would. */
@@ -491,29 +644,40 @@ static int drive(struct run* r, const struct options* o) {
                     (hsa_signal_value_t)(hsa_queue_load_write_index_relaxed(r->queue) - 1));
                 r->doorbells++;
                 r->rerings++;
+                next_try = now + (o->period_ns && !kernels ? o->period_ns : RETRY_FULL_NS);
             }
-            next_due += o->period_ns;
-            if (o->period_ns && next_due < now)
-                next_due = now; /* no burst to catch up after a stall */
         }
 
         /* Sleep until something is due: a completion, a submission,
          * a progress line, the drain deadline. */
         uint64_t wake = min_u64(next_progress, now + MAX_WAIT_NS);
-        if (submitting && o->period_ns)
-            wake = min_u64(wake, next_due);
+        bool store_next = false; /* a store is due as soon as the wait ends */
+        if (submitting && kernels) {
+            wake = min_u64(wake, next_try);
+            store_next = true;
+        } else if (submitting && o->period_ns) {
+            wake = min_u64(wake, next_due > next_try ? next_due : next_try);
+            store_next = true;
+        }
         if (!submitting)
             wake = min_u64(wake, drain_deadline);
+        now = now_ns();
         uint64_t timeout = wake > now ? wake - now : 0;
         uint64_t outstanding = r->submitted - r->completed;
         hsa_signal_value_t left;
 
-        if (outstanding)
+        if (store_next && timeout && timeout <= SPIN_BELOW_NS) {
+            /* A short gap: a wait would overshoot it. */
+            while (now_ns() < wake)
+                ;
+            left = hsa_signal_load_scacquire(r->done);
+        } else if (outstanding) {
             left = hsa_signal_wait_scacquire(r->done, HSA_SIGNAL_CONDITION_LT,
                                              (hsa_signal_value_t)outstanding, timeout,
                                              HSA_WAIT_STATE_BLOCKED);
-        else {
-            if (timeout && !(submitting && !o->period_ns))
+        } else {
+            /* Closed loop with nothing open: the next request goes now. */
+            if (timeout && !(submitting && !o->period_ns && !kernels))
                 sleep_ns(timeout);
             left = hsa_signal_load_scacquire(r->done);
         }
@@ -598,8 +762,32 @@ int main(int argc, char** argv) {
         rc = fail("hsa_signal_create", st);
         goto out_queue;
     }
+    if (o.cu_mask) {
+        /* The first N CUs, as hipExtStreamCreateWithCUMask users pass them. */
+        uint32_t words = (o.cu_mask + 31) / 32;
+        uint32_t* mask = calloc(words, sizeof(*mask));
+
+        if (!mask) {
+            fprintf(stderr, "hsa_app: out of memory\n");
+            rc = 1;
+            goto out_signal;
+        }
+        for (uint32_t i = 0; i < o.cu_mask; ++i)
+            mask[i / 32] |= 1u << (i % 32);
+        st = hsa_amd_queue_cu_set_mask(r.queue, words * 32, mask);
+        free(mask);
+        if (st != HSA_STATUS_SUCCESS) {
+            rc = fail("hsa_amd_queue_cu_set_mask", st);
+            goto out_signal;
+        }
+    }
+    /* Requests not yet complete: each has a packet in the ring, but one. */
+    r.open_cap = (size_t)r.queue->size + 2;
+    r.open = calloc(r.open_cap, sizeof(*r.open));
     r.submit_ns = calloc(r.queue->size, sizeof(*r.submit_ns));
-    if (!r.submit_ns) {
+    if (!r.submit_ns || !r.open) {
+        free(r.open);
+        free(r.submit_ns);
         fprintf(stderr, "hsa_app: out of memory\n");
         rc = 1;
         goto out_signal;
@@ -607,11 +795,13 @@ int main(int argc, char** argv) {
 
     {
         char name[64] = "", product[64] = "";
-        uint32_t node = 0;
+        uint32_t node = 0, cus = 0;
 
         hsa_agent_get_info(pick.agent, HSA_AGENT_INFO_NAME, name);
         hsa_agent_get_info(pick.agent, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_PRODUCT_NAME, product);
         hsa_agent_get_info(pick.agent, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_DRIVER_NODE_ID, &node);
+        hsa_agent_get_info(pick.agent, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT,
+                           &cus);
         if (!o.quiet) {
             printf("{\"event\":\"start\",\"pid\":%d,\"agent\":", (int)getpid());
             print_json_string(name);
@@ -620,16 +810,20 @@ int main(int argc, char** argv) {
             printf(
                 ",\"node_id\":%u,\"queue_id\":%llu,\"ring_va\":\"%p\",\"queue_size\":%u,"
                 "\"count\":%llu,\"duration_us\":%.1f,\"period_us\":%.1f,\"batch\":%u,"
-                "\"width\":%u,\"priority\":\"%s\"}\n",
+                "\"width\":%u,\"priority\":\"%s\",\"request_kernels\":%u,\"gap_us\":%.1f,"
+                "\"cu_mask\":%u,\"compute_units\":%u}\n",
                 node, (unsigned long long)r.queue->id, r.queue->base_address, r.queue->size,
                 (unsigned long long)o.count, o.duration_ns / 1e3, o.period_ns / 1e3, o.batch,
-                o.width, o.priority ? o.priority : "default");
+                o.width, o.priority ? o.priority : "default", o.request_kernels, o.gap_ns / 1e3,
+                o.cu_mask, cus);
         }
     }
 
     rc = drive(&r, &o);
 
-    free(r.latency_ns);
+    free(r.latency.v);
+    free(r.request_latency.v);
+    free(r.open);
     free(r.submit_ns);
 out_signal:
     hsa_signal_destroy(r.done);

@@ -520,6 +520,83 @@ TEST_F(HsaSim, SetPriority) {
     EXPECT_EQ(hsa_queue_destroy(q), HSA_STATUS_SUCCESS);
 }
 
+TEST_F(HsaSim, CuMaskSetAndGet) {
+    uint32_t cus = 0;
+    ASSERT_EQ(hsa_agent_get_info(
+                  gpu_, static_cast<hsa_agent_info_t>(HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT), &cus),
+              HSA_STATUS_SUCCESS);
+    ASSERT_GE(cus, 64u);
+    ASSERT_EQ(cus % 32, 0u);
+    hsa_queue_t* q = make_queue();
+    ASSERT_TRUE(q);
+    const uint32_t words = cus / 32 + 1;  // one word past the agent's CUs
+    std::vector<uint32_t> got(words, 0xdeadbeef);
+
+    // A new queue has every CU, and nothing past them.
+    ASSERT_EQ(hsa_amd_queue_cu_get_mask(q, words * 32, got.data()), HSA_STATUS_SUCCESS);
+    for (uint32_t i = 0; i + 1 < words; ++i)
+        EXPECT_EQ(got[i], 0xffffffffu) << "word " << i;
+    EXPECT_EQ(got[words - 1], 0u);
+
+    // The first 4 CUs, as hsa_app --cu-mask 4 asks; bits past the agent's
+    // CUs are dropped.
+    std::vector<uint32_t> want(words, 0);
+    want[0] = 0xf;
+    want[words - 1] = 0xffffffff;
+    ASSERT_EQ(hsa_amd_queue_cu_set_mask(q, words * 32, want.data()), HSA_STATUS_SUCCESS);
+    ASSERT_EQ(hsa_amd_queue_cu_get_mask(q, 64, got.data()), HSA_STATUS_SUCCESS);
+    EXPECT_EQ(got[0], 0xfu);
+    EXPECT_EQ(got[1], 0u);
+    got.assign(words, 0xdeadbeef);
+    ASSERT_EQ(hsa_amd_queue_cu_get_mask(q, words * 32, got.data()), HSA_STATUS_SUCCESS);
+    EXPECT_EQ(got[words - 1], 0u);
+    // A shorter get gives the first bits only.
+    got.assign(words, 0xdeadbeef);
+    ASSERT_EQ(hsa_amd_queue_cu_get_mask(q, 32, got.data()), HSA_STATUS_SUCCESS);
+    EXPECT_EQ(got[0], 0xfu);
+    EXPECT_EQ(got[1], 0xdeadbeefu);
+
+    // Bad arguments change nothing.
+    EXPECT_EQ(hsa_amd_queue_cu_set_mask(q, 16, want.data()), HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(hsa_amd_queue_cu_set_mask(q, 32, nullptr), HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    const uint32_t none[2] = {0, 0};
+    EXPECT_EQ(hsa_amd_queue_cu_set_mask(q, 64, none), HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    // Only CUs the agent does not have: as empty as no CU.
+    std::vector<uint32_t> beyond(words, 0);
+    beyond[words - 1] = 1;
+    EXPECT_EQ(hsa_amd_queue_cu_set_mask(q, words * 32, beyond.data()),
+              HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(hsa_amd_queue_cu_get_mask(q, 0, got.data()), HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(hsa_amd_queue_cu_get_mask(q, 40, got.data()), HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(hsa_amd_queue_cu_get_mask(q, 32, nullptr), HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    hsa_queue_t bogus{};
+    EXPECT_EQ(hsa_amd_queue_cu_set_mask(&bogus, 32, want.data()), HSA_STATUS_ERROR_INVALID_QUEUE);
+    EXPECT_EQ(hsa_amd_queue_cu_get_mask(&bogus, 32, got.data()), HSA_STATUS_ERROR_INVALID_QUEUE);
+    EXPECT_EQ(hsa_amd_queue_cu_set_mask(nullptr, 32, want.data()), HSA_STATUS_ERROR_INVALID_QUEUE);
+    ASSERT_EQ(hsa_amd_queue_cu_get_mask(q, 32, got.data()), HSA_STATUS_SUCCESS);
+    EXPECT_EQ(got[0], 0xfu);
+
+    // 0 bits: every CU again.
+    ASSERT_EQ(hsa_amd_queue_cu_set_mask(q, 0, nullptr), HSA_STATUS_SUCCESS);
+    ASSERT_EQ(hsa_amd_queue_cu_get_mask(q, 32, got.data()), HSA_STATUS_SUCCESS);
+    EXPECT_EQ(got[0], 0xffffffffu);
+
+    // The queue still runs.
+    hsa_signal_t done = make_signal(1);
+    dispatch(q, 1, 10 * kUs, done);
+    EXPECT_EQ(wait_lt(done, 1), 0);
+    hsa_signal_destroy(done);
+    EXPECT_EQ(hsa_queue_destroy(q), HSA_STATUS_SUCCESS);
+}
+
+TEST(HsaSimInit, CuMaskBeforeInitFails) {
+    const uint32_t mask = 1;
+    uint32_t got = 0;
+    hsa_queue_t bogus{};
+    EXPECT_EQ(hsa_amd_queue_cu_set_mask(&bogus, 32, &mask), HSA_STATUS_ERROR_NOT_INITIALIZED);
+    EXPECT_EQ(hsa_amd_queue_cu_get_mask(&bogus, 32, &got), HSA_STATUS_ERROR_NOT_INITIALIZED);
+}
+
 TEST_F(HsaSim, RegionsGiveKernargMemory) {
     hsa_region_t found{};
     ASSERT_EQ(hsa_agent_iterate_regions(
