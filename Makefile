@@ -4,29 +4,39 @@
 
 include scripts/versions.env
 
-KVER ?= $(AMDQP_KVER)
-KDIR ?= /usr/src/linux-headers-$(KVER)
+# Modules are built for the machine you are on: the running kernel's
+# headers. The test harness (scripts/check.sh, scripts/build-modules.sh)
+# passes the pinned Debian headers as KDIR explicitly.
+KVER ?= $(shell uname -r)
+KDIR ?= /lib/modules/$(KVER)/build
+PINNED_KDIR := /usr/src/linux-headers-$(AMDQP_KVER)
 PWD := $(CURDIR)
 
-.PHONY: all modules clean check demo bench bench-trace install install-dkms userspace help
+.PHONY: all modules clean check demo bench bench-trace install install-dkms uninstall-dkms userspace help
 
 all: modules
 
 help:
-	@echo "make modules   build kmod/amdqp.ko and kmod/sim/amdqp_sim.ko (KDIR=...)"
+	@echo "make modules   build kmod/amdqp.ko and kmod/sim/amdqp_sim.ko for the running"
+	@echo "               kernel (KVER=... or KDIR=... for another; the tests use"
+	@echo "               scripts/build-modules.sh: the pinned $(AMDQP_KVER) headers)"
 	@echo "make check     every test: build, lint, VM selftests, ctest (installs deps)"
 	@echo "make demo      boot the VM and show the point of amdqp on the sim device"
 	@echo "make bench     control-path benchmark in the VM -> bench/out/control-path.json,"
 	@echo "               tagging cost per submission -> bench/out/tagging.json"
 	@echo "make bench-trace  amdqp-trace throughput/memory on a 500 MiB synthetic trace"
-	@echo "make install   install the modules into /lib/modules/\$$(uname -r)"
+	@echo "make install   install the modules into /lib/modules/KVER/extra (default: running kernel)"
+	@echo "make install-dkms    register amdqp with DKMS for KVER (rebuilt for new kernels)"
+	@echo "make uninstall-dkms  remove amdqp from DKMS"
 
 modules:
-	@test -d "$(KDIR)" || { echo "error: kernel headers not found at $(KDIR); run scripts/deps.sh or pass KDIR=" >&2; exit 1; }
+	@test -d "$(KDIR)" || { echo "error: kernel headers not found at $(KDIR): install linux-headers-$(KVER), or pass KDIR= (the pinned test headers: scripts/build-modules.sh)" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(PWD) modules
 
+# Objects may come from either headers: clean with whichever exists.
+CLEAN_KDIR := $(firstword $(wildcard $(KDIR) $(PINNED_KDIR)))
 clean:
-	@test ! -d "$(KDIR)" || $(MAKE) -C $(KDIR) M=$(PWD) clean
+	@test -z "$(CLEAN_KDIR)" || $(MAKE) -C $(CLEAN_KDIR) M=$(PWD) clean
 	rm -rf build selftests/out experiments/out bench/out
 
 check:
@@ -43,9 +53,12 @@ bench-trace:
 	cmake -S tools/amdqp-trace -B build/trace-bench -DCMAKE_BUILD_TYPE=Release
 	cmake --build build/trace-bench -j2 --target amdqp-trace-bench
 
-install:
-	$(MAKE) -C /lib/modules/$(shell uname -r)/build M=$(PWD) modules_install
-	depmod -a
+install: modules
+	$(MAKE) -C $(KDIR) M=$(PWD) modules_install
+	depmod -a $(KVER)
 
 install-dkms:
-	bash scripts/install-dkms.sh
+	bash scripts/install-dkms.sh -k $(KVER)
+
+uninstall-dkms:
+	bash scripts/install-dkms.sh --uninstall

@@ -2,44 +2,101 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # One-command hardware validation of amdqp's kfd path on a real AMD GPU
-# host (MI300 gfx942, MI200 gfx90a, RDNA3 gfx110x). See
-# Documentation/verification.rst.
-#
-#   sudo tools/hw-validate/hw-validate.sh [--out DIR] [--streams N]
-#        [--iters K] [--seconds S] [--force]
-#
-# Writes DIR/report.md and DIR/report.json. Refuses to run (exit 2, with a
-# report saying why) where the result could not mean anything: no AMD GPU,
-# an unvalidated ASIC (unless --force), amdgpu without the kfd-glue
-# patches, amdqp not loadable or not bound to kfd, no HIP toolchain,
-# amdgpu's sched_policy=2 (no HWS). Exit 0 when every check passed, 1
-# when one failed.
+# host; see usage() and Documentation/verification.rst.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-out=$PWD/amdqp-hw-validate-$(hostname -s)-$(date -u +%Y%m%dT%H%M%SZ)
+# Outside the checkout: reports are results, not sources.
+out=${TMPDIR:-/var/tmp}/amdqp-hw-validate-$(hostname -s)-$(date -u +%Y%m%dT%H%M%SZ)
 streams=8
 iters=200
 seconds=60
 force=0
+build_only=0
+archs=
 
-usage() { sed -n '2,/^set /p' "${BASH_SOURCE[0]}" | sed -n 's/^# \{0,1\}//p'; }
+usage() {
+	cat <<USAGE
+Usage: sudo ${0##*/} [--out DIR] [--streams N] [--iters K] [--seconds S] [--force]
+       ${0##*/} --build-only [--offload-arch gfxNNN[,gfxMMM]] [--out DIR]
+
+One-command hardware validation of amdqp's kfd path on a real AMD GPU
+host (MI300 gfx942, MI200 gfx90a, RDNA3 gfx110x). See
+Documentation/verification.rst.
+
+Writes DIR/report.md and DIR/report.json (DIR defaults to
+\${TMPDIR:-/var/tmp}/amdqp-hw-validate-HOST-DATE). Refuses to run (exit
+2, with a report saying why) where the result could not mean anything:
+amdgpu not loaded, no AMD GPU, an unvalidated ASIC (unless --force),
+amdgpu without the kfd-glue patches, amdqp not loadable or not bound to
+kfd, no HIP toolchain, amdgpu's sched_policy=2 (no HWS). Exit 0 when
+every check passed, 1 when one failed.
+
+  --out DIR           where the report, logs and programs go
+  --streams N         HIP streams (user queues) of the main workload (8)
+  --iters K           suspend/resume iterations per check (200)
+  --seconds S         workload duration limit (60)
+  --force             run on a GPU family that is not validated
+  --build-only        only build the programs (hwv, hwv_load) into DIR/bin;
+                      needs no GPU and no root (CI)
+  --offload-arch A    gfx targets for hwv_load (comma separated; default:
+                      hipcc's, i.e. the GPUs of this host)
+  -h, --help          this text
+USAGE
+}
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--out) out=${2:?}; shift ;;
-	--streams) streams=${2:?}; shift ;;
-	--iters) iters=${2:?}; shift ;;
-	--seconds) seconds=${2:?}; shift ;;
+	--out | --streams | --iters | --seconds | --offload-arch)
+		if [ $# -lt 2 ] || [ -z "$2" ]; then
+			echo "${0##*/}: $1 needs a value" >&2
+			exit 2
+		fi
+		case "$1" in
+		--out) out=$2 ;;
+		--streams) streams=$2 ;;
+		--iters) iters=$2 ;;
+		--seconds) seconds=$2 ;;
+		--offload-arch) archs=$2 ;;
+		esac
+		shift
+		;;
 	--force) force=1 ;;
+	--build-only) build_only=1 ;;
 	-h | --help) usage; exit 0 ;;
-	*) usage >&2; exit 2 ;;
+	*) echo "${0##*/}: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
 	esac
 	shift
 done
 mkdir -p "$out" || exit 2
 bin=$out/bin
 mkdir -p "$bin"
+
+hipcc=$(command -v hipcc || find /opt -maxdepth 3 -path '/opt/rocm*/bin/hipcc' -print -quit 2>/dev/null)
+arch_flags=()
+IFS=, read -r -a arch_list <<<"$archs"
+for a in "${arch_list[@]}"; do arch_flags+=("--offload-arch=$a"); done
+
+# build_tools: hwv (C) and hwv_load (HIP) into $bin; 0 when both built.
+build_tools() {
+	cc -O2 -Wall -Wextra -Werror -I"$repo/uapi" -o "$bin/hwv" "$here/src/hwv.c" \
+		>"$out/cc.log" 2>&1 || { cat "$out/cc.log" >&2; return 1; }
+	[ -n "$hipcc" ] || { echo "hw-validate: hipcc not found" >&2; return 2; }
+	# hipcc leaves empty per-compile directories in TMPDIR: keep them here.
+	local rc=0
+	mkdir -p "$out/hipcc.tmp"
+	TMPDIR=$out/hipcc.tmp "$hipcc" -O2 -Wall -Wextra -Werror "${arch_flags[@]}" \
+		-o "$bin/hwv_load" "$here/src/hwv_load.hip" >"$out/hipcc.log" 2>&1 || rc=3
+	rm -rf "$out/hipcc.tmp"
+	[ "$rc" = 0 ] || cat "$out/hipcc.log" >&2
+	return $rc
+}
+
+if [ "$build_only" = 1 ]; then
+	build_tools || exit 1
+	echo "hw-validate: built $bin/hwv and $bin/hwv_load${archs:+ ($archs)}" >&2
+	exit 0
+fi
 
 reasons=()
 env_json=()
@@ -110,6 +167,7 @@ write_report() {	# write_report STATUS [HWV_JSON HWV_MD WORKLOAD_LINES]
 
 # --- environment -----------------------------------------------------------
 envkv kernel "$(uname -r)"
+# shellcheck source=/dev/null
 envkv os "$(. /etc/os-release 2>/dev/null; echo "${PRETTY_NAME:-unknown}")"
 [ "$(id -u)" = 0 ] || refuse "must run as root (loads modules, reads debugfs, suspends other processes' queues)"
 
@@ -124,8 +182,16 @@ if [ -d /sys/class/kfd/kfd/topology/nodes ]; then
 		envkv "gpu_$id" "gfx_target_version $v ($name)"
 	done
 fi
-if [ ! -c /dev/kfd ]; then
-	refuse "/dev/kfd does not exist: amdgpu/amdkfd is not loaded or not enabled"
+if [ ! -d /sys/module/amdgpu ]; then
+	if ! command -v lspci >/dev/null; then
+		refuse "amdgpu is not loaded (no /sys/module/amdgpu): modprobe amdgpu (see dmesg | grep amdgpu if it fails)"
+	elif [ -n "$(lspci -n -d 1002: 2>/dev/null | awk '$2 ~ /^03/')" ]; then
+		refuse "amdgpu is not loaded (no /sys/module/amdgpu) although an AMD display/compute device is present: modprobe amdgpu, and see dmesg | grep amdgpu if it fails"
+	else
+		refuse "amdgpu is not loaded (no /sys/module/amdgpu) and lspci shows no AMD GPU (vendor 1002, class 03xx): this host has nothing to validate"
+	fi
+elif [ ! -c /dev/kfd ]; then
+	refuse "amdgpu is loaded but /dev/kfd does not exist: amdkfd is disabled in this amdgpu (CONFIG_HSA_AMD) or no GPU initialised (dmesg | grep -i kfd)"
 elif [ -z "$gfx" ]; then
 	refuse "no AMD GPU node in the KFD topology (CPU-only): nothing to preempt"
 else
@@ -144,14 +210,15 @@ envkv amdgpu_sched_policy "$sp"
 [ "$sp" != 2 ] || refuse "amdgpu sched_policy=2 (no HWS): queue control needs the HWS or MES scheduler"
 envkv amdgpu_mes "$(cat /sys/module/amdgpu/parameters/mes 2>/dev/null || echo '?')"
 envkv queue_preemption_timeout_ms "$(cat /sys/module/amdgpu/parameters/queue_preemption_timeout_ms 2>/dev/null || echo '?')"
-if grep -qw kfd_qctl_register_client /proc/kallsyms 2>/dev/null; then
+if [ ! -d /sys/module/amdgpu ]; then
+	envkv amdgpu_glue "unknown (amdgpu not loaded)"
+elif grep -qw kfd_qctl_register_client /proc/kallsyms 2>/dev/null; then
 	envkv amdgpu_glue "present"
 else
 	refuse "the loaded amdgpu lacks the amdkfd queue control glue (kfd_qctl_* not in /proc/kallsyms): install it with kfd-glue/dkms-overlay.sh and reload amdgpu"
 fi
 envkv amdgpu_srcversion "$(cat /sys/module/amdgpu/srcversion 2>/dev/null || echo '?')"
 
-hipcc=$(command -v hipcc || ls /opt/rocm*/bin/hipcc 2>/dev/null | head -n 1)
 if [ -z "$hipcc" ]; then
 	refuse "hipcc not found: install ROCm's HIP SDK (hip-dev / rocm-hip-sdk) to build the workload"
 else
@@ -171,10 +238,7 @@ fi
 
 # tools
 if [ "${#reasons[@]}" = 0 ]; then
-	cc -O2 -Wall -I"$repo/uapi" -o "$bin/hwv" "$here/src/hwv.c" ||
-		refuse "building hwv failed"
-	"$hipcc" -O2 -o "$bin/hwv_load" "$here/src/hwv_load.hip" >"$out/hipcc.log" 2>&1 ||
-		refuse "building the HIP workload failed (see $out/hipcc.log)"
+	build_tools || refuse "building the tools failed (see $out/cc.log, $out/hipcc.log)"
 fi
 if [ "${#reasons[@]}" = 0 ]; then
 	probe=$("$bin/hwv" probe)
