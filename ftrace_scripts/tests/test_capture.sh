@@ -1,53 +1,18 @@
 #!/bin/bash
 # Tests of amdqp-capture that need no GPU and no real tracefs: option parsing,
 # error paths, dry run, and a full capture against a fake tracefs/debugfs tree
-# (AMDQP_CAPTURE_TEST_FS) whose result is read back with amdqp-trace.
+# (AMDQP_CAPTURE_TEST_FS) whose result is read back with amdqp-trace; then
+# the test_capture_*.sh suites, one per feature.
 # usage: test_capture.sh [AMDQP_TRACE_BINARY]
 set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-cap=$here/../amdqp-capture
-fixtures=$here/../../tools/amdqp-trace/tests/fixtures/mi308x
+# shellcheck source-path=SCRIPTDIR source=lib_capture.sh
+. "$(dirname "$0")/lib_capture.sh"
 trace_bin=${1:-}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/amdqp-capture-test.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-n=0
 
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-# expect RC GREP-PATTERN DESCRIPTION -- command...
-expect() {
-	local want=$1 pat=$2 what=$3
-	shift 4
-	local out rc
-	out=$("$@" 2>&1)
-	rc=$?
-	if [ "$rc" -eq "$want" ] && grep -qE -- "$pat" <<<"$out"; then
-		ok "$what"
-	else
-		bad "$what (rc=$rc, want $want; output: $(head -c 400 <<<"$out"))"
-	fi
-}
-
-# A fake tracefs: the files the script reads, plain files for what it writes.
 fake=$tmp/tracefs
-mkdir -p "$fake/instances" "$fake/events/amdqp/amdqp_suspend_batch" \
-	"$fake/events/amdgpu/amdgpu_cs_ioctl"
-for e in amdqp_queue_register amdqp_queue_unregister amdqp_priority_change \
-	amdqp_suspend_batch amdqp_resume_batch amdqp_error amdqp_watchdog; do
-	mkdir -p "$fake/events/amdqp/$e" && : >"$fake/events/amdqp/$e/enable"
-done
-: >"$fake/events/amdgpu/amdgpu_cs_ioctl/enable"
-: >"$fake/trace"
-: >"$fake/kprobe_events"
-printf '%s\n' 'execute_queues_cpsch [amdgpu]' 'create_queue_cpsch [amdgpu]' \
-	'unmap_queues_cpsch [amdgpu]' 'schedule' >"$fake/available_filter_functions"
+make_fake_tracefs "$fake"
 debugfs=$tmp/debugfs
-mkdir -p "$debugfs/kfd"
-cp "$fixtures/debugfs-kfd-hqds-16streams.txt" "$debugfs/kfd/hqds"
-cp "$fixtures/debugfs-kfd-mqds-16streams.txt" "$debugfs/kfd/mqds"
-
-export AMDQP_CAPTURE_EUID=0 # the script's own root check is tested below
+make_fake_debugfs "$debugfs"
 
 # ---- option parsing and error paths ----
 expect 0 'usage: amdqp-capture' "--help" -- "$cap" --help
@@ -131,10 +96,22 @@ if [ -n "$trace_bin" ]; then
 	fi
 fi
 
-# ---- the script itself is shellcheck clean (where shellcheck is installed) ----
+# ---- the scripts are shellcheck clean (where shellcheck is installed) ----
 if command -v shellcheck >/dev/null; then
-	if shellcheck "$cap" "$0"; then ok "shellcheck"; else bad "shellcheck"; fi
+	if shellcheck "$cap" "$here"/*.sh; then ok "shellcheck"; else bad "shellcheck"; fi
 fi
 
-echo "1..$n"
-[ "$fails" -eq 0 ]
+# ---- the suites of one feature each, numbered on after these ----
+for suite in "$here"/test_capture_*.sh; do
+	name=$(basename "$suite" .sh)
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*) ok "$name: ${line#ok * - }" ;;
+		"not ok "*) bad "$name: ${line#not ok * - }" ;;
+		1..*) ;;
+		*) echo "$line" ;;
+		esac
+	done < <(bash "$suite" 2>&1)
+done
+
+finish
