@@ -11,7 +11,7 @@ usage() {
 	cat <<USAGE
 Usage: ${0##*/} [--no-deps] [--no-build] [-- ARGS for run-bench.sh]
 
-Installs missing packages (scripts/deps.sh), then runs two benchmarks:
+Installs missing packages (scripts/deps.sh), then runs three benchmarks:
 
 1. Tagging cost (issue 8): builds the userspace project in Release into
    build/bench-user (targets hsasim_bench_tagging and amdqp-preload) and
@@ -22,6 +22,12 @@ Installs missing packages (scripts/deps.sh), then runs two benchmarks:
    "submissions", ...} and prints the numbers and the verdict against the
    target (median <= ${AMDQP_TAGGING_TARGET_NS:-50} ns). Missing the target
    is reported, not a failure; run on a quiet machine.
+3. Control loop (issue 9): the demo's VM (scripts/demo.sh) runs amdqpd
+   with a low-priority and an open-loop high-priority hsa_app and measures
+   first doorbell of the idle high-priority queue -> low-priority queues
+   unmapped, at the sim's unmap latency and at 0, plus amdqpd's CPU use
+   idle and under load: bench/out/control-loop.json {"p50_us", "p99_us",
+   "max_us", "unmap_us", ...}.
 2. Control path: builds the modules (scripts/build-modules.sh) and the
    benchmark (make -C bench, into bench/out/guest/), boots the VM with
    amdqp.ko and amdqp_sim.ko at /modules and bench/out/guest at /bench,
@@ -31,7 +37,7 @@ Installs missing packages (scripts/deps.sh), then runs two benchmarks:
 
 --no-build uses what build/bench-user and bench/out/guest already hold.
 
-Environment: AMDQP_BENCH_ONLY=tagging|control-path runs one of the two.
+Environment: AMDQP_BENCH_ONLY=tagging|control-path|control-loop runs one.
 AMDQP_TAGGING_SUBMISSIONS (default the benchmark's, 1000000 per side)
 and AMDQP_TAGGING_TARGET_NS (50). Variables named BENCH_* are passed into
 the guest. AMDQP_BENCH_TIMEOUT (default 900) limits the VM run;
@@ -78,13 +84,29 @@ tagging_bench() {
 	echo "tagging: target median <= $target ns: $verdict"
 }
 
+# The policy's control loop (issue 9): amdqpd in the VM, through the demo's
+# guest program (experiments/demo/demo.py --control-loop).
+control_loop_bench() {
+	local opts=(--no-deps)
+	[ "$AMDQP_BUILD" = 1 ] || opts+=(--no-build)
+	mkdir -p bench/out
+	rm -f bench/out/control-loop.json
+	bash scripts/demo.sh "${opts[@]}" -- --control-loop /tmp/control-loop.json
+	[ -s bench/out/control-loop.json ] || amdqp_die "the control-loop benchmark wrote nothing"
+	cat bench/out/control-loop.json
+}
+
 amdqp_guest_options "$@"
 cd "$AMDQP_ROOT"
 only="${AMDQP_BENCH_ONLY:-}"
 case "$only" in
-"" | tagging | control-path) ;;
-*) amdqp_die "AMDQP_BENCH_ONLY=$only: use tagging or control-path" ;;
+"" | tagging | control-path | control-loop) ;;
+*) amdqp_die "AMDQP_BENCH_ONLY=$only: use tagging, control-path or control-loop" ;;
 esac
+if [ "$only" = control-loop ]; then
+	control_loop_bench
+	exit 0
+fi
 if [ "$only" != control-path ]; then
 	if [ "$AMDQP_DEPS" = 1 ]; then
 		bash scripts/deps.sh
@@ -99,9 +121,10 @@ amdqp_guest_prepare bench bench/out/guest/run-bench.sh \
 amdqp_env_args BENCH_
 
 rm -f bench/out/control-path.json
-exec bash selftests/vm/run-vm.sh \
+bash selftests/vm/run-vm.sh \
 	--module-file kmod/amdqp.ko --module-file kmod/sim/amdqp_sim.ko \
 	--dir bench/out/guest:/bench "${AMDQP_ENV_ARGS[@]}" \
 	--out /tmp/control-path.json:bench/out/control-path.json \
 	--timeout "${AMDQP_BENCH_TIMEOUT:-900}" \
 	-- /bench/run-bench.sh "${AMDQP_ARGS[@]}"
+[ -n "$only" ] || control_loop_bench

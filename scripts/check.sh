@@ -8,7 +8,7 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-all_stages=(deps build build-old checkpatch sparse selftests-build vm ctest kfd-glue)
+all_stages=(deps build build-old checkpatch sparse selftests-build vm vm-stub ctest kfd-glue kfd-install)
 
 usage() {
 	cat <<USAGE
@@ -33,12 +33,19 @@ Stages (in order):
   selftests-build  make -C selftests KSRC=\$(scripts/kernel-src.sh --minimal)
   vm               selftests/vm/run-vm.sh: amdqp.ko, amdqp_sim.ko at /modules,
                    selftests/out at /tests, runs /tests/run-guest.sh; TAP counted
+  vm-stub          selftests/vm/run-stub.sh: amdqp.ko's kfd backend against
+                   the stub glue provider (kmod/testing/amdqp_kfdstub.ko from
+                   the build stage) in the VM, hws and mes; TAP counted
   ctest            cmake + build (AMDQP_WERROR=ON) + ctest in build/user
                    (skipped only when there is no CMakeLists.txt); tests
                    labelled vm boot the VM with the build stage's modules
                    (CI=true: a missing VM input fails them instead of a skip)
   kfd-glue         kfd-glue/check.sh if it exists (prints TAP; counted), after
                    'make modules' in the working tree (it loads kmod/amdqp.ko)
+  kfd-install      kfd-glue/ci-install.sh: dkms-overlay.sh for real against
+                   the pinned linux-source and in dry-run on an amdgpu-dkms
+                   layout, dkms build of amdqp for 6.12 and 6.1, the
+                   hw-validate HIP compile (after kfd-glue: warm amdgpu cache)
 A stage whose inputs are missing fails (except the optional kfd-glue hook).
 
   --only LIST   run only these stages (comma separated)
@@ -166,7 +173,7 @@ build_in() {
 		return 1
 	fi
 	local ko
-	for ko in kmod/amdqp.ko kmod/sim/amdqp_sim.ko; do
+	for ko in kmod/amdqp.ko kmod/sim/amdqp_sim.ko kmod/testing/amdqp_kfdstub.ko; do
 		[ -f "$dest/$ko" ] || { fail "$ko was not built"; return 1; }
 	done
 }
@@ -285,6 +292,20 @@ stage_vm() {
 	count_tap "$log" "$rc" "run-vm.sh"
 }
 
+stage_vm_stub() {
+	local log="$logdir/vm-stub.console.log" rc
+	[ -f "$b612/kmod/testing/amdqp_kfdstub.ko" ] || {
+		fail "amdqp_kfdstub.ko missing (build stage)"
+		return 0
+	}
+	set +e
+	nice bash selftests/vm/run-stub.sh --ko-dir "$b612/kmod" \
+		--dmesg "$logdir/vm-stub.dmesg.txt" 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	set -e
+	count_tap "$log" "$rc" "run-stub.sh"
+}
+
 stage_ctest() {
 	if [ ! -f CMakeLists.txt ]; then
 		result 0 0 1 "SKIP no CMakeLists.txt at the repository root"
@@ -337,6 +358,15 @@ stage_kfd_glue() {
 	count_tap "$log" "$rc" "kfd-glue/check.sh"
 }
 
+stage_kfd_install() {
+	local log="$logdir/kfd-install.tap" rc
+	set +e
+	nice bash kfd-glue/ci-install.sh 2> >(sed -u 's/^/stderr: /' >&2) | tee "$log"
+	rc=${PIPESTATUS[0]}
+	set -e
+	count_tap "$log" "$rc" "kfd-glue/ci-install.sh"
+}
+
 # --- driver -------------------------------------------------------------------
 # In braces: bash parses the whole driver before running it, so editing this
 # file during a (long) run cannot derail the run.
@@ -356,7 +386,7 @@ for s in "${stages[@]}"; do
 	res="$logdir/$s.result"
 	rm -f "$res"
 	live=$verbose
-	case "$s" in vm | ctest | kfd-glue) live=1 ;; esac
+	case "$s" in vm | vm-stub | ctest | kfd-glue | kfd-install) live=1 ;; esac
 	echo "# ---- stage $i/${#stages[@]}: $s ----"
 	t0=$SECONDS
 	set +e

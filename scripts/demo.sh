@@ -1,6 +1,8 @@
 #!/bin/bash
-# 'make demo': build everything the demo needs and run it in the VM with
-# its output shown live.
+# 'make demo': the full stack on the simulated device in the test VM -
+# amdqp.ko + amdqp_sim.ko, unmodified HSA programs on the hsa-sim stand-in
+# tagged by amdqpctl run, and the amdqpd policy daemon - in phases, written
+# to experiments/out/demo.json (experiments/demo/demo.py says what runs).
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -8,31 +10,58 @@ set -euo pipefail
 
 usage() {
 	cat <<USAGE
-Usage: ${0##*/} [--no-deps] [--no-build] [-- ARGS for run-demo.sh]
+Usage: ${0##*/} [--no-deps] [--no-build] [-- ARGS for demo.py]
 
 Installs missing packages (scripts/deps.sh), builds the modules
-(scripts/build-modules.sh) and the guest programs (make -C experiments,
-into experiments/out/), then boots the VM with amdqp.ko and amdqp_sim.ko
-at /modules and experiments/out at /demo, and runs /demo/run-demo.sh ARGS.
-The demo's JSON (/tmp/demo.json in the guest) is copied to
-experiments/out/demo.json when it was written.
+(scripts/build-modules.sh) and the userspace the demo runs (amdqpd,
+amdqpctl, the tagging layer, the hsa-sim stand-in and hsa_app, in
+build/demo), boots the VM with them and runs experiments/demo/demo.py
+ARGS (python3 experiments/demo/demo.py --help lists them, e.g. --only
+hp-alone,both+amdqpd or --seconds 10). Prints the phases side by side
+with a verdict and copies the guest's JSON to experiments/out/demo.json.
+Exit status: 0 PASS, 1 the verdict failed, other: an error.
 
-Variables named DEMO_* are passed into the guest (see
-experiments/run-demo.sh), e.g. DEMO_MODE=mes ${0##*/}.
-AMDQP_DEMO_TIMEOUT (default 900) limits the VM run; AMDQP_VM_* knobs
-apply (selftests/vm/run-vm.sh --help).
+AMDQP_KO_DIR takes the modules from another build (default kmod/, which
+the build step makes). DEMO_SECONDS (default 6) sets the length of a phase; AMDQP_DEMO_TIMEOUT
+(default 900) limits the VM run; AMDQP_VM_* knobs apply
+(selftests/vm/run-vm.sh --help).
 USAGE
 }
 
 amdqp_guest_options "$@"
 cd "$AMDQP_ROOT"
-amdqp_guest_prepare experiments experiments/out/run-demo.sh \
-	"the demo's guest programs are"
+b="$AMDQP_ROOT/build/demo"
+[ "$AMDQP_DEPS" = 0 ] || bash scripts/deps.sh
+if [ "$AMDQP_BUILD" = 1 ]; then
+	bash scripts/build-modules.sh
+	cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=Release >/dev/null
+	nice cmake --build "$b" -j"$(nproc)" --target amdqpd amdqpctl amdqp-preload \
+		hsasim_runtime hsa_app
+fi
+ctl="$b/tools/amdqpctl/amdqpctl"
+daemon="$b/libuser/daemon/amdqpd"
+preload="$b/libuser/preload/libamdqp-preload.so"
+hsart="$b/libuser/testing/hsa-sim/lib/libhsa-runtime64.so.1"
+app="$b/libuser/testing/hsa-sim/tests/hsa_app"
+ko="${AMDQP_KO_DIR:-kmod}"
+for f in "$ctl" "$daemon" "$preload" "$hsart" "$app" "$ko/amdqp.ko" "$ko/sim/amdqp_sim.ko"; do
+	[ -f "$f" ] || amdqp_die "$f is missing: run ${0##*/} without --no-build"
+done
+mkdir -p experiments/out
 amdqp_env_args DEMO_
 
-exec bash selftests/vm/run-vm.sh \
-	--module-file kmod/amdqp.ko --module-file kmod/sim/amdqp_sim.ko \
-	--dir experiments/out:/demo "${AMDQP_ENV_ARGS[@]}" \
+exec bash selftests/vm/run-vm.sh --python --mem 1536 \
+	--module-file "$ko/amdqp.ko" --module-file "$ko/sim/amdqp_sim.ko" \
+	--dyn "$ctl:/opt/amdqp/bin/amdqpctl" --dyn "$daemon:/opt/amdqp/sbin/amdqpd" \
+	--dyn "$preload:/opt/amdqp/lib/libamdqp-preload.so" \
+	--dyn "$hsart:/opt/hsa-sim/lib/libhsa-runtime64.so.1" \
+	--file "$app:/opt/hsa-sim/bin/hsa_app" \
+	--file experiments/demo/demo.py:/files/demo.py \
+	--env AMDQPCTL_BIN=/opt/amdqp/bin/amdqpctl --env AMDQPD_BIN=/opt/amdqp/sbin/amdqpd \
+	--env AMDQP_PRELOAD_LIB=/opt/amdqp/lib/libamdqp-preload.so \
+	--env HSA_APP=/opt/hsa-sim/bin/hsa_app --env HSA_LIB_DIR=/opt/hsa-sim/lib \
+	"${AMDQP_ENV_ARGS[@]}" \
 	--out-optional /tmp/demo.json:experiments/out/demo.json \
+	--out-optional /tmp/control-loop.json:bench/out/control-loop.json \
 	--timeout "${AMDQP_DEMO_TIMEOUT:-900}" \
-	-- /demo/run-demo.sh "${AMDQP_ARGS[@]}"
+	-- python3 /files/demo.py "${AMDQP_ARGS[@]}"

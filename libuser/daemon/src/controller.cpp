@@ -49,14 +49,19 @@ class Controller::Acts : public policy::Actions {
             return;
         }
         try {
+            const std::int64_t t0 = c_.clock_.now_ns();
             GpuSetResult r = c_.dev_->suspend_below(gpus, priority);
+            const std::int64_t call_us = (c_.clock_.now_ns() - t0) / 1000;
             c_.metrics_.suspend_call(static_cast<std::uint32_t>(gpus.size()), r.affected);
             std::string loop;
             if (trigger_ns_) {
                 const double s = static_cast<double>(c_.clock_.now_ns() - *trigger_ns_) / 1e9;
                 c_.metrics_.control_loop(std::max(s, 0.0));
                 // Parsed by the control-loop benchmark (experiments/demo/demo.py).
-                loop = " (control loop " + std::to_string(static_cast<long>(s * 1e6)) + " us)";
+                loop = " (control loop " + std::to_string(static_cast<long>(s * 1e6)) +
+                       " us; step began " + std::to_string((step_start_ns_ - *trigger_ns_) / 1000) +
+                       " us after the doorbell, ioctl " + std::to_string(call_us) + " us, " +
+                       std::to_string(r.latency_ns / 1000) + " us in scheduler updates)";
             }
             for (auto g : gpus)
                 c_.metrics_.set_suspend_level(g, priority);
@@ -96,6 +101,7 @@ class Controller::Acts : public policy::Actions {
     void coop_resume(std::int32_t pid) override { coop(pid, false); }
 
     std::optional<std::int64_t> trigger_ns_;
+    std::int64_t step_start_ns_ = 0;
 
   private:
     void coop(std::int32_t pid, bool suspend) {
@@ -372,6 +378,7 @@ void Controller::renew_coop(std::int64_t now) {
 
 void Controller::step() {
     std::int64_t now = clock_.now_ns();
+    acts_->step_start_ns_ = now;
     if (now >= next_scan_)
         rescan(now);
 
@@ -407,9 +414,18 @@ void Controller::step() {
                 qs.read_index = *r;
             } else {
                 qs.read_index_known = false;
+                if (unreadable_.insert(key).second)
+                    log_.warning("read_index", "pid " + std::to_string(pid) + " gpu " +
+                                                   std::to_string(key.gpu_id) + " queue " +
+                                                   std::to_string(key.queue_id) +
+                                                   ": read index unreadable (no ptrace access?): "
+                                                   "idle is judged by doorbells alone");
             }
+            // The control loop is timed from the doorbell that starts work
+            // outranking something: not a lower queue's own doorbell.
             auto& last = last_doorbells_[key];
-            if (s.doorbells != last && !policy_->active(key) && s.last_doorbell_ns)
+            if (s.doorbells != last && !policy_->active(key) && s.last_doorbell_ns &&
+                it->second.priority > min_priority_)
                 trigger = std::min(trigger.value_or(qs.last_doorbell_ns), qs.last_doorbell_ns);
             last = s.doorbells;
             samples.push_back(qs);

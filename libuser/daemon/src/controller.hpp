@@ -117,6 +117,7 @@ class Controller {
     int min_priority_ = policy::kPriorityMax;
     std::map<policy::QueueKey, std::uint64_t> last_doorbells_;
     std::set<std::uint32_t> gpus_;
+    std::set<policy::QueueKey> unreadable_;  // warned about once
 };
 
 }  // namespace amdqp::daemon
