@@ -12,7 +12,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 PINNED_KDIR := /usr/src/linux-headers-$(AMDQP_KVER)
 PWD := $(CURDIR)
 
-.PHONY: all modules clean check demo bench bench-trace install install-dkms uninstall-dkms userspace help
+.PHONY: all modules clean check demo demo-mechanism bench bench-trace install install-dkms uninstall-dkms userspace help
 
 all: modules
 
@@ -21,7 +21,9 @@ help:
 	@echo "               kernel (KVER=... or KDIR=... for another; the tests use"
 	@echo "               scripts/build-modules.sh: the pinned $(AMDQP_KVER) headers)"
 	@echo "make check     every test: build, lint, VM selftests, ctest (installs deps)"
-	@echo "make demo      boot the VM and show the point of amdqp on the sim device"
+	@echo "make demo      the full stack in the VM (amdqpd, tagged HSA programs, sim device)"
+	@echo "               -> experiments/out/demo.json"
+	@echo "make demo-mechanism  the kernel mechanism alone (amdqp_demo, no daemon)"
 	@echo "make bench     control-path benchmark in the VM -> bench/out/control-path.json,"
 	@echo "               tagging cost per submission -> bench/out/tagging.json"
 	@echo "make bench-trace  amdqp-trace throughput/memory on a 500 MiB synthetic trace"
@@ -44,6 +46,10 @@ check:
 
 demo:
 	bash scripts/demo.sh
+
+# The mechanism alone: experiments/sim-demo's hand-written policy, no daemon.
+demo-mechanism:
+	bash scripts/demo-mechanism.sh
 
 bench:
 	bash scripts/bench.sh
