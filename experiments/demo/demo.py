@@ -290,7 +290,7 @@ def main():
     # Starvation bound within the demo's loss budget; the rest defaults.
     # A 2 ms sampling period while something is held: the emulated CPU pays
     # for every wake-up (natively the default 250 us costs nothing).
-    args.daemon_config = ("[daemon]\nmetrics = \"\"\npoll_interval_us = 2000\nrescan_ms = 500\nlog_level = \"debug\"\n\n[policy]\n"
+    args.daemon_config = ("[daemon]\nmetrics = \"\"\npoll_interval_us = 2000\nrescan_ms = 500\nlog_level = \"debug\"\nrealtime_priority = 10\n\n[policy]\n"
                           "max_continuous_suspend_ms = 500\nmin_low_share = 0.10\n")
 
     setup(args)

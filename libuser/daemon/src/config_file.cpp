@@ -108,7 +108,7 @@ class Parser {
 void parse_daemon(Parser& p, const toml::table& t, DaemonConfig& c) {
     p.known_keys(t, "[daemon]",
                  {"runtime_dir", "device", "metrics", "log_level", "poll_interval_us",
-                  "idle_poll_ms", "rescan_ms", "coop_lease_ms", "group_by"});
+                  "idle_poll_ms", "rescan_ms", "coop_lease_ms", "group_by", "realtime_priority"});
     if (auto v = p.get<std::string>(t, "runtime_dir", "a string (a directory)"))
         c.runtime_dir = *v;
     if (auto v = p.get<std::string>(t, "device", "a string (a path)"))
@@ -137,6 +137,13 @@ void parse_daemon(Parser& p, const toml::table& t, DaemonConfig& c) {
             c.group_by = GroupBy::kNone;
         else
             p.problem(t.get("group_by")->source(), "group_by must be cgroup or none");
+    }
+    if (auto v = p.get<std::int64_t>(t, "realtime_priority", "an integer")) {
+        if (*v < 0 || *v > 99)
+            p.problem(t.get("realtime_priority")->source(),
+                      "realtime_priority must be 0 (off) or a SCHED_FIFO priority 1..99");
+        else
+            c.realtime_priority = static_cast<int>(*v);
     }
     auto positive = [&](const char* key, auto d) {
         if (t.get(key) && d.count() <= 0)

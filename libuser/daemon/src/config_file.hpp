@@ -50,6 +50,7 @@ struct DaemonConfig {
     std::chrono::microseconds hold_timeout = 2000us;  // before-doorbell: longest hold
     std::chrono::milliseconds coop_lease = 2000ms;
     GroupBy group_by = GroupBy::kCgroup;
+    int realtime_priority = 0;  // SCHED_FIFO priority of the loop, 0 = normal scheduling
     std::vector<Rule> rules;
 };
 

@@ -3,13 +3,16 @@
 // amdqpd: runs the preemption policy for the host (Documentation/policy.rst,
 // Documentation/admin-guide.rst).
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -152,6 +155,16 @@ int main(int argc, char** argv) {
 
     Log log(cfg.log_level);
     install_signals();
+    if (cfg.realtime_priority > 0) {
+        // A busy host must not delay the control loop behind the batch
+        // work it is there to hold off; it sleeps almost all the time.
+        struct sched_param sp = {};
+        sp.sched_priority = cfg.realtime_priority;
+        if (sched_setscheduler(0, SCHED_FIFO, &sp) != 0)
+            log.warning("realtime", std::string("realtime_priority ") +
+                                        std::to_string(cfg.realtime_priority) +
+                                        " refused (needs CAP_SYS_NICE): " + std::strerror(errno));
+    }
     Metrics metrics;
     MonotonicClock clock;
     std::unique_ptr<MetricsServer> server;

@@ -41,6 +41,7 @@ idle_poll_ms = 20
 rescan_ms = 500
 coop_lease_ms = 3000
 group_by = "none"
+realtime_priority = 10
 
 [policy]
 order = "after-doorbell"
@@ -73,6 +74,7 @@ group = "train-job"
     EXPECT_EQ(c.idle_poll, 20ms);
     EXPECT_EQ(c.coop_lease, 3000ms);
     EXPECT_EQ(c.group_by, GroupBy::kNone);
+    EXPECT_EQ(c.realtime_priority, 10);
     EXPECT_EQ(c.policy.order, amdqp::policy::SuspendOrder::kAfterDoorbell);
     EXPECT_EQ(c.hold_timeout, 1500us);
     EXPECT_EQ(c.policy.hysteresis_min, 2500us);
@@ -81,7 +83,7 @@ group = "train-job"
     EXPECT_EQ(c.policy.hysteresis_window, 16u);
     ASSERT_EQ(c.rules.size(), 2u);
     EXPECT_EQ(c.rules[0].priority, 12);
-    EXPECT_EQ(c.rules[0].where, "amdqpd.toml:28");
+    EXPECT_EQ(c.rules[0].where, "amdqpd.toml:29");
     EXPECT_EQ(c.rules[1].uid, 1001u);
     EXPECT_EQ(c.rules[1].priority, 2);
     EXPECT_EQ(c.rules[1].group, "train-job");
