@@ -27,7 +27,8 @@ Installs missing packages (scripts/deps.sh), then runs three benchmarks:
    first doorbell of the idle high-priority queue -> low-priority queues
    unmapped, at the sim's unmap latency and at 0, plus amdqpd's CPU use
    idle and under load: bench/out/control-loop.json {"p50_us", "p99_us",
-   "max_us", "unmap_us", ...}.
+   "max_us", "unmap_us", ...}; and natively, against the /dev/amdqp fake
+   (the loop without any unmap): bench/out/control-loop-native.json.
 2. Control path: builds the modules (scripts/build-modules.sh) and the
    benchmark (make -C bench, into bench/out/guest/), boots the VM with
    amdqp.ko and amdqp_sim.ko at /modules and bench/out/guest at /bench,
@@ -87,9 +88,15 @@ tagging_bench() {
 # The policy's control loop (issue 9): amdqpd in the VM, through the demo's
 # guest program (experiments/demo/demo.py --control-loop).
 control_loop_bench() {
-	local opts=(--no-deps)
+	local opts=(--no-deps) b="$AMDQP_ROOT/build/bench-user"
 	[ "$AMDQP_BUILD" = 1 ] || opts+=(--no-build)
 	mkdir -p bench/out
+	# Natively first: the loop's own cost against the /dev/amdqp fake.
+	if [ "$AMDQP_BUILD" = 1 ]; then
+		nice cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=Release -DAMDQP_USER_TESTS=OFF >/dev/null
+		nice cmake --build "$b" -j"$(nproc)" --target amdqpd_loop_bench
+	fi
+	"$b/libuser/daemon/bench/amdqpd_loop_bench" --json bench/out/control-loop-native.json
 	rm -f bench/out/control-loop.json
 	bash scripts/demo.sh "${opts[@]}" -- --control-loop /tmp/control-loop.json
 	[ -s bench/out/control-loop.json ] || amdqp_die "the control-loop benchmark wrote nothing"

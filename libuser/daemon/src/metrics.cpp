@@ -30,6 +30,16 @@ void Metrics::control_loop(double seconds) {
     }
     loop_count_++;
     loop_sum_ += seconds;
+    if (samples_.size() < kSamples)
+        samples_.push_back(seconds * 1e6);
+    else
+        samples_[next_sample_] = seconds * 1e6;
+    next_sample_ = (next_sample_ + 1) % kSamples;
+}
+
+std::vector<double> Metrics::control_loop_samples() const {
+    std::lock_guard lock(mutex_);
+    return samples_;
 }
 
 void Metrics::error(const std::string& kind) {

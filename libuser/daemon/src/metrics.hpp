@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <vector>
 
 namespace amdqp::daemon {
 
@@ -39,6 +40,9 @@ class Metrics {
     void forget_gpus();
 
     std::string render() const;
+    // The last kSamples control-loop latencies, in microseconds (benchmarks).
+    std::vector<double> control_loop_samples() const;
+    static constexpr std::size_t kSamples = 4096;
 
   private:
     mutable std::mutex mutex_;
@@ -50,6 +54,8 @@ class Metrics {
     std::array<std::uint64_t, kBuckets.size()> buckets_{};
     std::uint64_t loop_count_ = 0;
     double loop_sum_ = 0;
+    std::vector<double> samples_;  // ring of kSamples
+    std::size_t next_sample_ = 0;
     std::map<std::string, std::uint64_t> errors_;
     std::map<int, std::uint64_t> queues_;
     std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, double> queue_suspended_;
