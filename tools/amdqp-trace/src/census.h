@@ -3,6 +3,7 @@
 // map/unmap timelines. Every map is capped so that memory stays bounded.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <map>
 #include <set>
@@ -11,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "queue_life.h"
 #include "records.h"
 
 namespace amdqp {
@@ -83,9 +85,26 @@ struct MqdSnapshot {
 struct HipQueue {
     std::string file;
     int64_t pid = 0;
+    int device = 0;
     uint64_t hwq = 0, size = 0;
     int priority = 0;
     double created = 0, deleted = -1;
+};
+
+// Why the HWS runlist was rebuilt: the KFD or amdqp call the update happened in.
+struct RunlistKey {
+    std::string cause; // "queue create", "amdqp suspend", ... or "unknown"
+    int64_t pid = 0;   // task that made the call
+    std::string gpu;   // "?" when the trace does not say
+    auto operator<=>(const RunlistKey &) const = default;
+};
+
+// A process preempted by runlist updates that others made, per cause.
+struct CollateralKey {
+    int64_t victim = 0;
+    std::string gpu;
+    std::string cause;
+    auto operator<=>(const CollateralKey &) const = default;
 };
 
 struct QueueSubmissions {
@@ -113,6 +132,7 @@ public:
     void trace_event(const TraceEvent &e) override;
     void lost_events(uint64_t n) override { lost += n; }
     void hip_queue(const HipQueueRecord &q) override;
+    void hip_queue_used(const HipQueueRecord &q) override;
     void dispatch(const DispatchRecord &d) override;
     void api_span(const ApiSpan &a) override;
     void workload(const WorkloadResult &w) override;
@@ -126,10 +146,16 @@ public:
     // files of a folder need not be).
     const HqdSnapshot &last_in_file(const HqdSnapshot &s) const;
 
+    // End of input: runlist updates still waiting for a cause get "unknown".
+    void finish();
+
     // ---- results ----
     std::vector<HqdSnapshot> hqds;
     std::vector<MqdSnapshot> mqds;
     std::vector<HipQueue> hip_queues;
+    // HIP hardware queues per (file, pid, device): a log is one run, the same
+    // pid in two files is two runs.
+    std::map<std::tuple<std::string, int64_t, int>, QueueLife> hip_life;
     // (source, pid, gpu, queue) -> submissions
     std::map<std::tuple<std::string, int64_t, std::string, std::string>, QueueSubmissions> subs;
     uint64_t api_spans = 0;
@@ -140,8 +166,8 @@ public:
     double trace_first = 0, trace_last = 0;
     std::map<std::string, uint64_t, std::less<>> event_counts;
     // amdqp tracepoints
-    std::map<std::pair<int64_t, std::string>, std::set<uint32_t>> amdqp_live; // (pid,gpu)->ids
-    std::map<std::pair<int64_t, std::string>, uint32_t> amdqp_max_queues;
+    std::map<std::pair<int64_t, std::string>, QueueLife> amdqp_queues;    // (pid, gpu)
+    std::map<std::pair<int64_t, std::string>, uint32_t> amdqp_max_queues; // peak live
     uint64_t amdqp_registers = 0, amdqp_unregisters = 0, amdqp_prio_changes = 0,
              amdqp_watchdogs = 0;
     std::map<std::string, SuspendState> suspend_state; // per gpu
@@ -153,14 +179,52 @@ public:
     std::map<std::string, uint64_t, std::less<>> kfd_calls;
     std::map<std::string, Stats, std::less<>> kfd_durations;
     std::map<std::pair<int64_t, std::string>, double> kfd_open; // (pid, func) -> entry ts
+    // Calls that rebuild the runlist (execute_queues_cpsch, or map_queues_cpsch
+    // not inside one: execute calls map, one update), per calling pid.
     std::map<int64_t, uint64_t> runlist_updates_by_pid;
+    // pm_send_runlist: the runlists that reach the HWS firmware, by cause.
+    std::map<RunlistKey, uint64_t> runlist_sent;
+    uint64_t runlist_sent_total = 0, unmap_packets = 0;
+    // Same, when pm_send_runlist is not traced: the runlist-changing calls.
+    std::map<RunlistKey, uint64_t> runlist_calls;
+    // Processes whose queues were unmapped by runlist updates others made
+    // (sent: from pm_send_runlist, else from the runlist-changing calls).
+    std::map<CollateralKey, uint64_t> collateral(bool sent) const;
     std::vector<Interval> intervals; // first kMaxKept suspend / kfd spans
     uint64_t dropped = 0;            // records not kept because a cap was hit
 
 private:
+    struct PendingUpdate {
+        int64_t pid = 0;
+        double ts = 0;
+        bool sent = false; // pm_send_runlist, else a runlist-changing call
+    };
     void keep_interval(Interval iv);
-    void kfd_function(const TraceEvent &e, std::string_view func, char kind);
+    void kfd_function(const TraceEvent &e, std::string_view func, char kind,
+                      std::string_view parent);
     void amdqp_event(const TraceEvent &e);
+    std::string kfd_cause(int64_t pid) const;
+    void runlist_update(int64_t pid, double ts, bool sent);
+    void attribute(const RunlistKey &k, bool sent);
+    void settle_pending(double from_ts, const std::string &cause, const std::string &gpu);
+    std::string gpu_of(int64_t pid) const;
+    // Runlist updates with no KFD caller in sight, oldest first: an amdqp batch
+    // that ends later and covers them claims them, the rest become "unknown".
+    std::deque<PendingUpdate> pending_;
+    // Function-tracer mode has entries only: the last cause call seen per task.
+    std::map<int64_t, std::string> last_cause_;
+    // Collateral preemptions without a loop over all processes per update:
+    // updates per GPU and cause, and for each (pid, GPU) the counts when it got
+    // queues (everything after that preempted it), banked when it had none left.
+    using CauseCounts = std::map<std::string, uint64_t>;
+    struct Exposure {
+        bool live = false;
+        CauseCounts base[2];
+    };
+    void exposure_changed(int64_t pid, const std::string &gpu, bool live);
+    std::map<std::string, CauseCounts> gpu_updates_[2];
+    std::map<std::pair<int64_t, std::string>, Exposure> exposure_;
+    std::map<CollateralKey, uint64_t> banked_[2], own_[2];
     std::string file_;
     std::string format_;
     // HQD slots (gpu, xcc, hiq, mec, pipe, queue) of the current snapshot: a slot

@@ -24,6 +24,12 @@ const char *format_name(Format f) {
         return "rocprof-json";
     case Format::Workload:
         return "workload-log";
+    case Format::RocprofV3Json:
+        return "rocprofv3-json";
+    case Format::RocprofV3Csv:
+        return "rocprofv3-csv";
+    case Format::RocprofCsv:
+        return "rocprof-csv";
     case Format::Unknown:
         break;
     }
@@ -31,8 +37,9 @@ const char *format_name(Format f) {
 }
 
 Format format_from_name(std::string_view n) {
-    for (Format f : {Format::Ftrace, Format::Hqds, Format::Mqds, Format::HipLog, Format::Rocprof,
-                     Format::Workload})
+    for (Format f :
+         {Format::Ftrace, Format::Hqds, Format::Mqds, Format::HipLog, Format::Rocprof,
+          Format::Workload, Format::RocprofV3Json, Format::RocprofV3Csv, Format::RocprofCsv})
         if (n == format_name(f))
             return f;
     return Format::Unknown;
@@ -52,6 +59,12 @@ std::unique_ptr<LineParser> make_parser(Format f, Sink &sink) {
         return make_rocprof_parser(sink);
     case Format::Workload:
         return make_workload_parser(sink);
+    case Format::RocprofV3Json:
+        return make_rocprofv3_json_parser(sink);
+    case Format::RocprofV3Csv:
+        return make_rocprofv3_csv_parser(sink);
+    case Format::RocprofCsv:
+        return make_rocprof_csv_parser(sink);
     case Format::Unknown:
         break;
     }
@@ -91,6 +104,20 @@ Format detect_format(std::string_view head, std::string &why) {
         return Format::Unknown;
     }
     std::string_view t = trim(head);
+    if (t[0] == '{' && t.find("\"rocprofiler-sdk-tool\"") != std::string_view::npos)
+        return Format::RocprofV3Json;
+    {
+        // Profiler CSVs: recognised by their header's column names.
+        std::string_view first = t.substr(0, t.find('\n'));
+        if (first.find("\"Kernel_Name\"") != std::string_view::npos &&
+            first.find("\"Queue_Id\"") != std::string_view::npos &&
+            first.find("\"Agent_Id\"") != std::string_view::npos)
+            return Format::RocprofV3Csv;
+        if (first.find("KernelName") != std::string_view::npos &&
+            first.find("queue-id") != std::string_view::npos &&
+            first.find("gpu-id") != std::string_view::npos)
+            return Format::RocprofCsv;
+    }
     if (t[0] == '{' || t[0] == '[') {
         // dmesg, PyTorch warnings and "[INFO ...]" logs also start with '[': only
         // a JSON array of objects or an object with trace keys is a Chrome trace.
@@ -146,7 +173,8 @@ Format detect_format(std::string_view head, std::string &why) {
     if (workload)
         return Format::Workload;
     why = "not a recognised format (expected ftrace text, kfd hqds/mqds dump, HIP "
-          "AMD_LOG_LEVEL log, rocprof JSON or a workload log; use --format to force one)";
+          "AMD_LOG_LEVEL log, rocprof JSON or CSV, rocprofv3 JSON or kernel_trace.csv, or a "
+          "workload log; use --format to force one)";
     return Format::Unknown;
 }
 

@@ -55,12 +55,20 @@ private:
     std::chrono::steady_clock::time_point last_{};
 };
 
+// --keep-going warnings, capped over all the files of one run: a broken capture
+// must not bury the report under a million identical lines.
+struct Warnings {
+    uint64_t shown = 0, hidden = 0;
+};
+constexpr uint64_t kMaxWarnings = 10;
+
 // Drives a parser over a byte stream: splits lines, enforces kMaxLine, handles the
 // keep-going policy. Shared by files and memory buffers.
 class LineFeeder {
 public:
-    LineFeeder(LineParser &p, Format f, bool keep_going, InputStats &st)
-        : p_(p), json_(f == Format::Rocprof), keep_going_(keep_going), st_(st) {}
+    LineFeeder(LineParser &p, Format f, bool keep_going, InputStats &st, Warnings &w)
+        : p_(p), json_(f == Format::Rocprof || f == Format::RocprofV3Json), keep_going_(keep_going),
+          st_(st), w_(w) {}
 
     void bytes(std::string_view data) {
         while (!data.empty()) {
@@ -126,13 +134,18 @@ private:
     }
 
     void warn(const ParseError &e) {
-        if (st_.bad_lines <= 10)
-            std::fprintf(stderr, "amdqp-trace: warning: %s (skipped)\n", e.where(st_.path).c_str());
+        if (w_.shown >= kMaxWarnings) {
+            ++w_.hidden;
+            return;
+        }
+        ++w_.shown;
+        std::fprintf(stderr, "amdqp-trace: warning: %s (skipped)\n", e.where(st_.path).c_str());
     }
 
     LineParser &p_;
     bool json_, keep_going_;
     InputStats &st_;
+    Warnings &w_;
     std::string cur_;
     bool overlong_ = false;
 };
@@ -184,16 +197,18 @@ void read_head(Source &s, size_t n) {
         throw InputError(s.name + ": read error");
 }
 
-InputStats parse_source(Source &src, Format f, Sink &sink, const InputOptions &opt) {
+InputStats parse_source(Source &src, Format f, Sink &sink, const InputOptions &opt,
+                        Warnings &warnings) {
     InputStats st;
     st.path = src.name;
     st.format = f;
     auto parser = make_parser(f, sink);
     if (!parser)
         throw InputError(src.name + ": no parser for format");
+    parser->source_name(src.name);
     Progress prog(opt.progress, src.name, src.total);
     sink.begin_file(src.name, format_name(f));
-    LineFeeder feeder(*parser, f, opt.keep_going, st);
+    LineFeeder feeder(*parser, f, opt.keep_going, st, warnings);
     std::vector<char> buf(1 << 20);
     try {
         st.bytes += src.head.size();
@@ -243,14 +258,16 @@ void collect(const fs::path &p, std::vector<std::string> &out, int depth) {
 
 InputStats parse_file(const std::string &path, Format f, Sink &sink, const InputOptions &opt) {
     Source src = open_source(path);
-    return parse_source(src, f, sink, opt);
+    Warnings w;
+    return parse_source(src, f, sink, opt, w);
 }
 
 void parse_buffer(std::string_view data, Format f, Sink &sink) {
     InputStats st;
     st.path = "<buffer>";
     auto parser = make_parser(f, sink);
-    LineFeeder feeder(*parser, f, false, st);
+    Warnings w;
+    LineFeeder feeder(*parser, f, false, st, w);
     feeder.bytes(data);
     feeder.finish();
 }
@@ -258,6 +275,7 @@ void parse_buffer(std::string_view data, Format f, Sink &sink) {
 std::vector<InputStats> parse_paths(const std::vector<std::string> &paths, Sink &sink,
                                     const InputOptions &opt) {
     std::vector<InputStats> all;
+    Warnings warnings, quiet_warnings;
     for (const auto &p : paths) {
         std::error_code ec;
         if (p != "-" && !fs::exists(p, ec))
@@ -310,7 +328,7 @@ std::vector<InputStats> parse_paths(const std::vector<std::string> &paths, Sink 
                 InputOptions quiet = opt;
                 quiet.progress = false;
                 try {
-                    parse_source(*src, fmt, null, quiet);
+                    parse_source(*src, fmt, null, quiet, quiet_warnings);
                 } catch (const InputError &e) {
                     skip(e.what());
                     continue;
@@ -318,9 +336,12 @@ std::vector<InputStats> parse_paths(const std::vector<std::string> &paths, Sink 
                 std::rewind(src->fp);
                 src->head.clear();
             }
-            all.push_back(parse_source(*src, fmt, sink, opt));
+            all.push_back(parse_source(*src, fmt, sink, opt, warnings));
         }
     }
+    if (warnings.hidden)
+        std::fprintf(stderr, "amdqp-trace: warning: %llu more malformed lines skipped, not shown\n",
+                     static_cast<unsigned long long>(warnings.hidden));
     return all;
 }
 

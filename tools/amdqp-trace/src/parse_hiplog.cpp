@@ -38,6 +38,28 @@ std::optional<uint64_t> dec_after(std::string_view s, std::string_view key) {
     return parse_u64(rest.substr(0, n));
 }
 
+// A log can hold several processes: their lines interleave when the ranks of
+// one job share stderr (runtimes that tag lines with "[pid:N tid:T]"), or follow
+// each other when runs are appended to one file. Streams, the queue a new stream
+// is given and the current device are per process (and per thread: hipSetDevice
+// and the stream of the last API call are thread state), so they are kept apart.
+struct StreamInfo {
+    uint64_t hwq = 0;
+    int device = 0;
+};
+
+struct ThreadState {
+    int device = 0;
+    uint64_t cur_stream = 0;
+    uint64_t pending_hwq = 0; // queue chosen for the stream being created
+};
+
+struct ProcState {
+    std::unordered_map<uint64_t, StreamInfo> streams;
+    std::unordered_map<uint64_t, int> hwq_device;
+    std::unordered_map<int64_t, ThreadState> threads;
+};
+
 class HipLogParser final : public LineParser {
 public:
     explicit HipLogParser(Sink &s) : sink_(s) {}
@@ -66,13 +88,21 @@ public:
             throw ParseError(lineno, "malformed HIP log timestamp");
         ts_ = static_cast<double>(*ts);
         std::string_view msg = trim(rest.substr(us + 4));
+        tid_ = 0;
         if (starts_with(msg, "[pid:")) { // newer runtimes tag lines with pid/tid
             if (auto p = dec_after(msg, "[pid:"))
                 pid_ = static_cast<int64_t>(*p);
+            if (auto t = hex_after(msg, "tid:"))
+                tid_ = static_cast<int64_t>(*t);
+            else if (auto t2 = dec_after(msg, "tid:"))
+                tid_ = static_cast<int64_t>(*t2);
             auto close = msg.find(']');
             msg = close == std::string_view::npos ? msg : trim(msg.substr(close + 1));
         }
-        message(msg, lineno);
+        if (msg.find("Initalizing runtime stack") != std::string_view::npos ||
+            msg.find("Initializing runtime stack") != std::string_view::npos)
+            new_process();
+        message(msg);
     }
 
     void finish(uint64_t) override {}
@@ -86,64 +116,124 @@ private:
                 std::string_view r = l.substr(11);
                 p = parse_u64(trim(r));
             }
-            if (p && pid_ == 0)
-                pid_ = static_cast<int64_t>(*p);
+            if (p)
+                set_untagged_pid(static_cast<int64_t>(*p));
         }
     }
 
-    std::string queue_label(uint64_t stream) const {
-        auto it = stream_hwq_.find(stream);
-        if (it != stream_hwq_.end())
-            return hex(it->second);
+    // Lines without a pid tag belong to the process the log last named. Until
+    // its pid is printed, its state is kept under 0 and moves over then.
+    void set_untagged_pid(int64_t pid) {
+        if (pid == pid_)
+            return;
+        if (pid_ == 0 && procs_.count(0) && !procs_.count(pid)) {
+            procs_[pid] = std::move(procs_[0]);
+            procs_.erase(0);
+        }
+        pid_ = pid;
+    }
+
+    // The runtime of another run of the program starts (logs appended to one
+    // file): without pid tags its lines must not join the previous process.
+    void new_process() {
+        if (tid_ != 0)
+            return; // tagged lines say which process they are
+        procs_.erase(0);
+        if (pid_ != 0)
+            procs_.erase(pid_);
+        pid_ = 0;
+    }
+
+    ProcState &proc() {
+        auto it = procs_.find(pid_);
+        if (it != procs_.end())
+            return it->second;
+        if (procs_.size() >= kMaxStreams)
+            procs_.clear(); // bounded state; a log with this many processes is not sane
+        return procs_[pid_];
+    }
+
+    ThreadState &thread(ProcState &p) {
+        if (p.threads.size() >= kMaxStreams && !p.threads.count(tid_))
+            p.threads.clear();
+        return p.threads[tid_];
+    }
+
+    std::string queue_label(const ProcState &p, uint64_t stream) const {
+        auto it = p.streams.find(stream);
+        if (it != p.streams.end())
+            return hex(it->second.hwq);
         return stream == 0 ? "null-stream" : "stream " + hex(stream);
     }
 
-    void message(std::string_view m, uint64_t) {
-        if (m.find("Created SWq=") != std::string_view::npos) {
-            HipQueueRecord q;
-            q.pid = pid_;
-            q.hwq = hex_after(m, "HWq=").value_or(0);
-            q.device = device_;
-            q.size = dec_after(m, "with size ").value_or(0);
-            q.priority = static_cast<int>(dec_after(m, "with priority ").value_or(0));
-            q.ts_us = ts_;
-            q.created = true;
-            pending_hwq_ = q.hwq;
+    void queue_event(ProcState &p, ThreadState &t, uint64_t hwq, bool created, bool reused,
+                     std::string_view m) {
+        HipQueueRecord q;
+        q.pid = pid_;
+        q.tid = tid_;
+        q.hwq = hwq;
+        auto known = p.hwq_device.find(hwq);
+        // A queue lives on the device it was created on, whatever the thread's
+        // current device is when it is reused or deleted.
+        q.device = created || known == p.hwq_device.end() ? t.device : known->second;
+        if (created && p.hwq_device.size() < kMaxStreams)
+            p.hwq_device[hwq] = t.device;
+        q.size = created ? dec_after(m, "with size ").value_or(0) : 0;
+        q.priority = created ? static_cast<int>(dec_after(m, "with priority ").value_or(0)) : 0;
+        q.ts_us = ts_;
+        q.created = created;
+        if (reused)
+            sink_.hip_queue_used(q);
+        else
             sink_.hip_queue(q);
+    }
+
+    void message(std::string_view m) {
+        ProcState &p = proc();
+        ThreadState &t = thread(p);
+        if (m.find("Created SWq=") != std::string_view::npos) {
+            uint64_t hwq = hex_after(m, "HWq=").value_or(0);
+            t.pending_hwq = hwq;
+            queue_event(p, t, hwq, true, false, m);
             return;
         }
         if (starts_with(m, "Selected queue refCount:") ||
             starts_with(m, "acquireQueue refCount:")) {
-            if (auto h = hex_after(m, "refCount:"))
-                pending_hwq_ = *h;
-            else if (auto h2 = hex_after(m, "refCount: "))
-                pending_hwq_ = *h2;
+            auto h = hex_after(m, "refCount: ");
+            if (!h)
+                h = hex_after(m, "refCount:");
+            if (h) {
+                t.pending_hwq = *h;
+                queue_event(p, t, *h, false, true, m);
+            }
             return;
         }
         if (starts_with(m, "Deleting hardware queue")) {
-            HipQueueRecord q;
-            q.pid = pid_;
-            q.hwq = hex_after(m, "queue ").value_or(0);
-            q.device = device_;
-            q.ts_us = ts_;
-            q.created = false;
-            sink_.hip_queue(q);
+            uint64_t hwq = hex_after(m, "queue ").value_or(0);
+            queue_event(p, t, hwq, false, false, m);
+            p.hwq_device.erase(hwq);
             return;
         }
         if (starts_with(m, "hipStreamCreate") &&
             m.find("Returned hipSuccess") != std::string_view::npos) {
             auto s = hex_after(m, "stream:");
-            if (s && pending_hwq_ && stream_hwq_.size() < kMaxStreams)
-                stream_hwq_[*s] = pending_hwq_;
-            pending_hwq_ = 0;
+            if (s && t.pending_hwq && p.streams.size() < kMaxStreams) {
+                auto d = p.hwq_device.find(t.pending_hwq);
+                p.streams[*s] = {t.pending_hwq, d == p.hwq_device.end() ? t.device : d->second};
+            }
+            t.pending_hwq = 0;
             return;
         }
         if (starts_with(m, "ShaderName :") || starts_with(m, "ShaderName:")) {
             DispatchRecord d;
             d.source = "hip-log";
             d.pid = pid_;
-            d.gpu = "dev" + std::to_string(device_);
-            d.queue = queue_label(cur_stream_);
+            d.tid = tid_;
+            auto st = p.streams.find(t.cur_stream);
+            // A kernel runs on its stream's device, not on the thread's current one.
+            int dev = st == p.streams.end() ? t.device : st->second.device;
+            d.gpu = "dev" + std::to_string(dev);
+            d.queue = queue_label(p, t.cur_stream);
             d.kernel = trim(m.substr(m.find(':') + 1));
             d.ts_us = ts_;
             sink_.dispatch(d);
@@ -156,23 +246,20 @@ private:
             if (auto esc = api.rfind(' '); esc != std::string_view::npos)
                 api = api.substr(esc + 1);
             if (api == "hipSetDevice") {
-                if (auto d = dec_after(m, " ( "))
-                    device_ = static_cast<int>(*d);
+                if (auto d = dec_after(m, " ( "); d && *d < 1u << 16)
+                    t.device = static_cast<int>(*d);
             }
             if (m.find("stream:") != std::string_view::npos)
-                cur_stream_ = hex_after(m, "stream:").value_or(0);
+                t.cur_stream = hex_after(m, "stream:").value_or(0);
             else if (api.find("Launch") != std::string_view::npos)
-                cur_stream_ = 0; // launch on the null stream
+                t.cur_stream = 0; // launch on the null stream
         }
     }
 
     Sink &sink_;
-    int64_t pid_ = 0;
-    int device_ = 0;
+    int64_t pid_ = 0, tid_ = 0;
     double ts_ = 0;
-    uint64_t pending_hwq_ = 0;
-    uint64_t cur_stream_ = 0;
-    std::unordered_map<uint64_t, uint64_t> stream_hwq_;
+    std::unordered_map<int64_t, ProcState> procs_;
 };
 
 } // namespace

@@ -1,4 +1,6 @@
-// Parser for rocprof Chrome-trace JSON ({"traceEvents":[...]} or a bare array).
+// Parser for rocprof Chrome-trace JSON ({"traceEvents":[...]} or a bare array)
+// and for rocprofv3's own JSON ({"rocprofiler-sdk-tool":[{"metadata":...,
+// "agents":[...],"kernel_symbols":[...],"buffer_records":{"kernel_dispatch":[...]}}]}).
 // A small incremental JSON reader: it validates the whole document but keeps only
 // the scalars of the event being read (and of its "args"), so memory stays bounded
 // however long the trace is.
@@ -23,9 +25,17 @@ constexpr size_t kMaxDepth = 64;
 constexpr size_t kMaxFields = 256; // fields kept per event; the rest are skipped
 constexpr size_t kMaxPidNames = 4096;
 
+constexpr size_t kMaxKernelName = 4096;
+constexpr size_t kMaxSymbols = 1 << 16;
+
+// The rocprofv3 objects whose scalars are collected, by their parent's path.
+enum class V3Rec { None, Metadata, Agent, Symbol, Dispatch };
+
 class RocprofParser final : public LineParser {
 public:
-    explicit RocprofParser(Sink &s) : sink_(s) {}
+    RocprofParser(Sink &s, bool v3) : sink_(s), v3_(v3) {}
+
+    void source_name(std::string_view name) override { name_pid_ = rocprof_pid_from_name(name); }
 
     void line(std::string_view l, uint64_t lineno) override {
         lineno_ = lineno;
@@ -244,6 +254,10 @@ private:
         stack_.push_back(k);
         keys_.push_back(key);
         size_t d = stack_.size();
+        if (v3_) {
+            open_v3(k, key);
+            return;
+        }
         if (d == 1 && k == Ctx::Arr)
             events_depth_ = 1; // bare array of events
         if (d == 2 && k == Ctx::Arr && keys_[1] == "traceEvents" && stack_[0] == Ctx::Obj)
@@ -258,6 +272,11 @@ private:
         if (stack_.empty() || stack_.back() != k)
             fail(k == Ctx::Obj ? "unmatched '}' in JSON" : "unmatched ']' in JSON");
         size_t d = stack_.size();
+        if (v3_) {
+            if (rec_ != V3Rec::None && d == rec_depth_)
+                v3_record();
+            paths_.pop_back();
+        }
         if (in_event_ && d == events_depth_ + 1) {
             in_event_ = false;
             event();
@@ -279,6 +298,11 @@ private:
             done_ = true; // a bare scalar document: valid JSON, no events
             return;
         }
+        if (v3_) {
+            if (rec_ != V3Rec::None && stack_.back() == Ctx::Obj && fields_.size() < kMaxFields)
+                fields_.emplace_back(paths_.back().substr(rec_path_len_) + "/" + key_, v);
+            return;
+        }
         if (!in_event_ || stack_.back() != Ctx::Obj || fields_.size() >= kMaxFields)
             return;
         size_t d = stack_.size();
@@ -286,6 +310,96 @@ private:
             fields_.emplace_back(key_, v);
         else if (d == events_depth_ + 2 && keys_.back() == "args")
             fields_.emplace_back("args." + key_, v);
+    }
+
+    // Containers are named by their path: "" the document, "/key" a member,
+    // "/#" an array element. Records of interest are recognised by the path of
+    // the container that holds them.
+    void open_v3(Ctx k, const std::string &key) {
+        const std::string &parent = paths_.empty() ? std::string() : paths_.back();
+        bool in_array = stack_.size() >= 2 && stack_[stack_.size() - 2] == Ctx::Arr;
+        paths_.push_back(stack_.size() == 1 ? std::string()
+                                            : parent + (in_array ? "/#" : "/" + key));
+        if (k != Ctx::Obj || rec_ != V3Rec::None)
+            return;
+        static const std::string tool = "/rocprofiler-sdk-tool/#";
+        V3Rec r = V3Rec::None;
+        if (paths_.back() == tool + "/metadata")
+            r = V3Rec::Metadata;
+        else if (parent == tool + "/agents")
+            r = V3Rec::Agent;
+        else if (parent == tool + "/kernel_symbols")
+            r = V3Rec::Symbol;
+        else if (parent == tool + "/buffer_records/kernel_dispatch")
+            r = V3Rec::Dispatch;
+        if (r == V3Rec::None)
+            return;
+        rec_ = r;
+        rec_depth_ = stack_.size();
+        rec_path_len_ = paths_.back().size();
+        fields_.clear();
+    }
+
+    static uint64_t unum(const std::string *s) {
+        if (!s)
+            return 0;
+        if (auto v = parse_u64(*s))
+            return *v;
+        double d = num(s);
+        return d >= 0 && d < 1.8e19 ? static_cast<uint64_t>(d) : 0;
+    }
+
+    void v3_record() {
+        V3Rec r = rec_;
+        rec_ = V3Rec::None;
+        switch (r) {
+        case V3Rec::Metadata:
+            if (const std::string *p = field("/pid"))
+                pid_ = id(p);
+            return;
+        case V3Rec::Agent: {
+            // KFD's gpu id names the GPU the way kfd debugfs does, so rocprofv3
+            // rows join the hqds/mqds ones; CPU agents have none.
+            uint64_t gpu_id = unum(field("/gpu_id"));
+            std::string label =
+                gpu_id ? gpu_hex(gpu_id) : "node" + std::to_string(unum(field("/node_id")));
+            if (agents_.size() < kMaxPidNames)
+                agents_[unum(field("/id/handle"))] = label;
+            return;
+        }
+        case V3Rec::Symbol: {
+            const std::string *n = field("/formatted_kernel_name");
+            if (!n)
+                n = field("/kernel_name");
+            if (n && symbols_.size() < kMaxSymbols)
+                symbols_[unum(field("/kernel_id"))] = n->substr(0, kMaxKernelName);
+            return;
+        }
+        case V3Rec::Dispatch: {
+            DispatchRecord d;
+            d.source = "rocprofv3";
+            d.pid = pid_ ? pid_ : name_pid_;
+            d.tid = id(field("/thread_id"));
+            uint64_t agent = unum(field("/dispatch_info/agent_id/handle"));
+            auto a = agents_.find(agent);
+            d.gpu = a != agents_.end() ? a->second : "agent-handle" + std::to_string(agent);
+            d.queue = std::to_string(unum(field("/dispatch_info/queue_id/handle")));
+            uint64_t kid = unum(field("/dispatch_info/kernel_id"));
+            auto k = symbols_.find(kid);
+            std::string fallback;
+            if (k == symbols_.end())
+                fallback = "kernel " + std::to_string(kid);
+            d.kernel =
+                k != symbols_.end() ? std::string_view(k->second) : std::string_view(fallback);
+            uint64_t b = unum(field("/start_timestamp")), e = unum(field("/end_timestamp"));
+            d.ts_us = static_cast<double>(b) / 1000.0; // nanoseconds
+            d.dur_us = e > b ? static_cast<double>(e - b) / 1000.0 : 0;
+            sink_.dispatch(d);
+            return;
+        }
+        case V3Rec::None:
+            return;
+        }
     }
 
     const std::string *field(std::string_view k) const {
@@ -373,12 +487,23 @@ private:
     bool in_event_ = false;
     std::vector<std::pair<std::string, std::string>> fields_;
     std::unordered_map<int64_t, std::string> pid_names_;
+    // rocprofv3
+    bool v3_ = false;
+    std::vector<std::string> paths_;
+    V3Rec rec_ = V3Rec::None;
+    size_t rec_depth_ = 0, rec_path_len_ = 0;
+    int64_t pid_ = 0, name_pid_ = 0;
+    std::unordered_map<uint64_t, std::string> agents_, symbols_;
 };
 
 } // namespace
 
 std::unique_ptr<LineParser> make_rocprof_parser(Sink &s) {
-    return std::make_unique<RocprofParser>(s);
+    return std::make_unique<RocprofParser>(s, false);
+}
+
+std::unique_ptr<LineParser> make_rocprofv3_json_parser(Sink &s) {
+    return std::make_unique<RocprofParser>(s, true);
 }
 
 } // namespace amdqp

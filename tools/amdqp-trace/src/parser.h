@@ -10,7 +10,18 @@
 
 namespace amdqp {
 
-enum class Format { Unknown, Ftrace, Hqds, Mqds, HipLog, Rocprof, Workload };
+enum class Format {
+    Unknown,
+    Ftrace,
+    Hqds,
+    Mqds,
+    HipLog,
+    Rocprof, // Chrome-trace JSON (rocprof v1/v2 --hip-trace/--hsa-trace)
+    Workload,
+    RocprofV3Json, // rocprofv3 --output-format json
+    RocprofV3Csv,  // rocprofv3 kernel_trace.csv
+    RocprofCsv,    // rocprof v1 results.csv / stats
+};
 
 const char *format_name(Format f);
 Format format_from_name(std::string_view name);
@@ -24,6 +35,8 @@ public:
     virtual void line_part(std::string_view chunk, uint64_t lineno);
     // End of input: flush state, report truncated structures. Throws ParseError.
     virtual void finish(uint64_t last_lineno) = 0;
+    // The input's name, before the first line: rocprofv3 puts the pid in it.
+    virtual void source_name(std::string_view /*name*/) {}
 };
 
 std::unique_ptr<LineParser> make_parser(Format f, Sink &sink);

@@ -52,6 +52,7 @@ struct HipQueueRecord {
     int priority = 0;
     double ts_us = 0;
     bool created = true; // false: "Deleting hardware queue"
+    int64_t tid = 0;     // runtime thread, when the log tags lines with it
 };
 
 // One kernel submission attributed to a queue (HIP log launch or rocprof dispatch).
@@ -60,6 +61,7 @@ struct DispatchRecord {
     int64_t pid = 0;
     std::string gpu;   // as known in that source
     std::string queue; // queue label (HWq address or rocprof queue-id)
+    int64_t tid = 0;   // submitting thread, 0 when unknown
     std::string_view kernel;
     double ts_us = 0;
     double dur_us = 0; // 0 when unknown
@@ -94,6 +96,8 @@ public:
     virtual void trace_event(const TraceEvent &) {}
     virtual void lost_events(uint64_t /*n*/) {}
     virtual void hip_queue(const HipQueueRecord &) {}
+    // A stream was given an existing hardware queue ("Selected queue refCount").
+    virtual void hip_queue_used(const HipQueueRecord &) {}
     virtual void dispatch(const DispatchRecord &) {}
     virtual void api_span(const ApiSpan &) {}
     virtual void workload(const WorkloadResult &) {}

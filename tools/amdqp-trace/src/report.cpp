@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <map>
 
-#include "json.h"
+#include "json_out.h"
 #include "text.h"
 
 namespace amdqp {
@@ -61,6 +61,42 @@ std::string rate_text(const QueueSubmissions &s) {
     return fmt("%.1f/s", static_cast<double>(s.n) / span_s);
 }
 
+// Runlist updates: what reached the firmware, why, and whom it preempted.
+void write_runlist_updates(std::ostream &os, const Analysis &a) {
+    bool sent = a.runlist_sent_total > 0;
+    const auto &by_cause = sent ? a.runlist_sent : a.runlist_calls;
+    if (by_cause.empty())
+        return;
+    uint64_t total = 0;
+    for (const auto &[k, n] : by_cause)
+        total += n;
+    if (sent)
+        os << fmt("\n  Runlist updates sent to the HWS firmware (pm_send_runlist): %llu, "
+                  "%llu unmap packets\n",
+                  static_cast<unsigned long long>(total),
+                  static_cast<unsigned long long>(a.unmap_packets));
+    else
+        os << fmt("\n  Runlist updates: %llu runlist-changing calls (execute_queues_cpsch, or "
+                  "map_queues_cpsch outside it; pm_send_runlist was not traced, so this is an "
+                  "upper bound of what reached the firmware)\n",
+                  static_cast<unsigned long long>(total));
+    os << fmt("    %-24s %-10s %-6s %8s\n", "cause", "pid", "gpu", "updates");
+    for (const auto &[k, n] : by_cause)
+        os << fmt("    %-24s %-10lld %-6s %8llu\n", k.cause.c_str(), static_cast<long long>(k.pid),
+                  k.gpu.c_str(), static_cast<unsigned long long>(n));
+    auto col = a.collateral(sent);
+    if (col.empty())
+        return;
+    // Under HWS every runlist update unmaps all queues of its GPU: these are the
+    // preemptions each process took from updates it did not make itself.
+    os << "\n  Preemptions caused by others' runlist updates (each update unmaps every queue "
+          "of its GPU)\n";
+    os << fmt("    %-10s %-6s %-24s %8s\n", "pid", "gpu", "cause", "preempted");
+    for (const auto &[k, n] : col)
+        os << fmt("    %-10lld %-6s %-24s %8llu\n", static_cast<long long>(k.victim), k.gpu.c_str(),
+                  k.cause.c_str(), static_cast<unsigned long long>(n));
+}
+
 } // namespace
 
 std::vector<ProcessRow> process_rows(const Analysis &a) {
@@ -75,22 +111,25 @@ std::vector<ProcessRow> process_rows(const Analysis &a) {
             if (!p.queues.empty())
                 r.xccs = std::max(r.xccs, p.queues.begin()->second.mqds);
         }
-    for (const auto &[key, n] : a.amdqp_max_queues) {
-        ProcessRow &r = rows[{key.first, key.second, "amdqp-trace"}];
-        r.pid = key.first;
-        r.gpu_id = key.second;
-        r.source = "amdqp-trace";
-        r.queues = std::max(r.queues, n);
-    }
-    std::map<std::pair<int64_t, std::string>, std::set<uint64_t>> hipq; // per (pid, file)
-    for (const auto &q : a.hip_queues)
-        hipq[{q.pid, q.file}].insert(q.hwq);
-    for (const auto &[key, set] : hipq) {
-        ProcessRow &r = rows[{key.first, "dev0", "hip-log"}];
-        r.pid = key.first;
-        r.gpu_id = "dev0";
-        r.source = "hip-log";
-        r.queues = std::max(r.queues, static_cast<uint32_t>(set.size()));
+    auto from_life = [&](int64_t pid, const std::string &gpu, const char *source,
+                         const QueueLife &life) {
+        ProcessRow &r = rows[{pid, gpu, source}];
+        r.pid = pid;
+        r.gpu_id = gpu;
+        r.source = source;
+        // Runs of one pid in several HIP logs do not add up: the largest.
+        if (life.peak() >= r.queues) {
+            r.queues = life.peak();
+            r.seen = life.seen();
+            r.before_capture = static_cast<uint32_t>(life.before_capture().size());
+            r.before_ids.assign(life.before_capture().begin(), life.before_capture().end());
+        }
+    };
+    for (const auto &[key, life] : a.amdqp_queues)
+        from_life(key.first, key.second, "amdqp-trace", life);
+    for (const auto &[key, life] : a.hip_life) {
+        const auto &[file, pid, dev] = key;
+        from_life(pid, "dev" + std::to_string(dev), "hip-log", life);
     }
     for (const auto &[key, s] : a.subs) {
         const auto &[source, pid, gpu, queue] = key;
@@ -99,8 +138,8 @@ std::vector<ProcessRow> process_rows(const Analysis &a) {
         r.gpu_id = gpu;
         r.source = source;
         r.submissions += s.n;
-        if (source == "rocprof")
-            ++r.queues; // one entry per distinct queue-id
+        if (source != "hip-log")
+            ++r.queues; // profilers: one entry per distinct queue id
     }
     std::vector<ProcessRow> out;
     for (auto &[k, r] : rows)
@@ -117,6 +156,24 @@ void write_census_text(std::ostream &os, const Analysis &a) {
                   r.gpu_id.c_str(), r.source.c_str(), r.queues,
                   r.xccs ? std::to_string(r.xccs).c_str() : "-",
                   static_cast<unsigned long long>(r.submissions), verdict(r.queues).c_str());
+    for (const auto &r : process_rows(a)) {
+        if (r.before_capture) {
+            std::string ids;
+            for (size_t i = 0; i < r.before_ids.size() && i < 16; ++i)
+                ids += (i ? ", " : "") + (r.source == "hip-log" ? hex(r.before_ids[i])
+                                                                : std::to_string(r.before_ids[i]));
+            if (r.before_ids.size() > 16)
+                ids += ", ...";
+            os << fmt("  note: pid %lld %s: %u of its queues were created before the capture "
+                      "started (first seen unregistered or in use): %s\n",
+                      static_cast<long long>(r.pid), r.gpu_id.c_str(), r.before_capture,
+                      ids.c_str());
+        }
+        if (r.seen > r.queues)
+            os << fmt("  note: pid %lld %s: %u queues over the capture, at most %u at once "
+                      "(queues destroyed and created again)\n",
+                      static_cast<long long>(r.pid), r.gpu_id.c_str(), r.seen, r.queues);
+    }
     const HqdSnapshot *peak = a.peak_hqds();
     if (!peak) {
         os << "\nNo kfd hqds dump in the input: no per-GPU/XCC HQD census.\n";
@@ -144,52 +201,54 @@ void write_census_text(std::ostream &os, const Analysis &a) {
 }
 
 void write_census_json(std::ostream &os, const Analysis &a) {
-    os << "{\n  \"processes\": [";
-    bool first = true;
+    Json doc;
+    Json procs = Json::array();
     for (const auto &r : process_rows(a)) {
-        os << (first ? "\n" : ",\n");
-        first = false;
-        os << "    {\"pid\": " << r.pid << ", \"gpu_id\": " << json_str(r.gpu_id)
-           << ", \"queues\": " << r.queues << ", \"xcc_instances\": " << r.xccs
-           << ", \"submissions\": " << r.submissions << ", \"source\": " << json_str(r.source)
-           << ", \"verdict\": "
-           << json_str(r.queues <= 1 ? (r.queues ? "single-queue" : "none") : "multi-queue") << "}";
+        Json row;
+        row["pid"] = r.pid;
+        row["gpu_id"] = r.gpu_id;
+        row["queues"] = r.queues;
+        row["xcc_instances"] = r.xccs;
+        row["submissions"] = r.submissions;
+        row["source"] = r.source;
+        row["verdict"] = r.queues <= 1 ? (r.queues ? "single-queue" : "none") : "multi-queue";
+        if (r.seen > r.queues)
+            row["queues_seen"] = r.seen;
+        if (r.before_capture)
+            row["created_before_capture"] = r.before_capture;
+        procs.push_back(std::move(row));
     }
-    os << (first ? "],\n" : "\n  ],\n");
+    doc["processes"] = std::move(procs);
     const HqdSnapshot *peak = a.peak_hqds();
-    os << "  \"hqds_snapshot\": " << (peak ? json_str(peak->file) : "null") << ",\n";
-    if (peak)
-        os << "  \"hqds_snapshot_index\": " << peak->index
-           << ",\n  \"hqds_max_active\": " << peak->active_user()
-           << ",\n  \"hqds_last_active\": " << a.last_in_file(*peak).active_user() << ",\n";
-    os << "  \"gpus\": [";
-    first = true;
+    doc["hqds_snapshot"] = peak ? Json(peak->file) : Json(nullptr);
+    if (peak) {
+        doc["hqds_snapshot_index"] = peak->index;
+        doc["hqds_max_active"] = peak->active_user();
+        doc["hqds_last_active"] = a.last_in_file(*peak).active_user();
+    }
+    Json gpus = Json::array();
     if (peak)
         for (const auto &[id, gp] : by_node(*peak)) {
             const GpuSnapshot &g = *gp;
-            os << (first ? "\n" : ",\n");
-            first = false;
-            os << "    {\"gpu_id\": " << json_str(id) << ", \"node\": " << g.node
-               << ", \"xcc_count\": " << g.xcc.size() << ", \"active_hqds\": " << g.active_user()
-               << ", \"active_hiq\": " << hiq_active(g) << ", \"per_xcc\": {";
-            bool f2 = true;
-            for (const auto &[x, c] : g.xcc) {
-                os << (f2 ? "" : ", ") << json_str(std::to_string(x)) << ": " << c.active_user;
-                f2 = false;
-            }
-            os << "}}";
+            Json row;
+            row["gpu_id"] = id;
+            row["node"] = g.node;
+            row["xcc_count"] = g.xcc.size();
+            row["active_hqds"] = g.active_user();
+            row["active_hiq"] = hiq_active(g);
+            Json per_xcc = Json::object();
+            for (const auto &[x, c] : g.xcc)
+                per_xcc[std::to_string(x)] = c.active_user;
+            row["per_xcc"] = std::move(per_xcc);
+            gpus.push_back(std::move(row));
         }
-    os << (first ? "],\n" : "\n  ],\n");
-    os << "  \"snapshots\": [";
-    first = true;
-    for (const auto &s : a.hqds) {
-        os << (first ? "\n" : ",\n");
-        first = false;
-        os << "    {\"file\": " << json_str(s.file) << ", \"snapshot\": " << s.index
-           << ", \"active_hqds\": " << s.active_user() << "}";
-    }
-    os << (first ? "]\n" : "\n  ]\n");
-    os << "}\n";
+    doc["gpus"] = std::move(gpus);
+    Json snaps = Json::array();
+    for (const auto &s : a.hqds)
+        snaps.push_back(
+            Json{{"file", s.file}, {"snapshot", s.index}, {"active_hqds", s.active_user()}});
+    doc["snapshots"] = std::move(snaps);
+    write_json_rows(os, doc);
 }
 
 void write_report(std::ostream &os, const Analysis &a, const std::vector<InputStats> &inputs) {
@@ -213,7 +272,7 @@ void write_report(std::ostream &os, const Analysis &a, const std::vector<InputSt
         if (a.snapshots_in_file(s) > 1)
             os << " (snapshot " << s.index << ")";
         os << "\n";
-        os << fmt("  %-6s %3s %4s %5s %4s %4s %-6s %-16s %9s %8s %8s %6s\n", "gpu", "xcc", "pipe",
+        os << fmt("  %-6s %3s %4s %5s %4s %4s %-6s %-16s %9s %10s %10s %8s\n", "gpu", "xcc", "pipe",
                   "queue", "vmid", "prio", "pipe_p", "ring_base", "ring_size", "rptr", "wptr",
                   "dbell");
         size_t shown = 0;
@@ -222,11 +281,11 @@ void write_report(std::ostream &os, const Analysis &a, const std::vector<InputSt
                 os << "  ... " << s.active.size() - 64 << " more\n";
                 break;
             }
-            os << fmt("  %-6s %3u %4u %5u %4u %4u %-6s %-16s %9llu %8x %8llx %6x\n",
+            os << fmt("  %-6s %3u %4u %5u %4u %4u %-6s %-16s %9llu %10s %10s %8s\n",
                       h.gpu_id.c_str(), h.xcc, h.pipe, h.queue, h.regs.vmid, h.regs.queue_priority,
                       pipe_priority_name(h.regs.pipe_priority), hex(h.regs.ring_base).c_str(),
-                      static_cast<unsigned long long>(h.regs.ring_size), h.regs.rptr,
-                      static_cast<unsigned long long>(h.regs.wptr), h.regs.doorbell_offset);
+                      static_cast<unsigned long long>(h.regs.ring_size), hex(h.regs.rptr).c_str(),
+                      hex(h.regs.wptr).c_str(), hex(h.regs.doorbell_offset).c_str());
         }
     }
 
@@ -246,12 +305,12 @@ void write_report(std::ostream &os, const Analysis &a, const std::vector<InputSt
 
     if (!a.hip_queues.empty()) {
         os << "\n== HIP hardware queues (AMD_LOG_LEVEL)\n";
-        os << fmt("  %-8s %-16s %8s %5s %14s %14s\n", "pid", "HWq", "packets", "prio", "created_us",
-                  "deleted_us");
+        os << fmt("  %-8s %-5s %-16s %8s %5s %14s %14s\n", "pid", "dev", "HWq", "packets", "prio",
+                  "created_us", "deleted_us");
         for (const auto &q : a.hip_queues)
-            os << fmt("  %-8lld %-16s %8llu %5d %14.0f %14s\n", static_cast<long long>(q.pid),
-                      hex(q.hwq).c_str(), static_cast<unsigned long long>(q.size), q.priority,
-                      q.created, q.deleted < 0 ? "-" : fmt("%.0f", q.deleted).c_str());
+            os << fmt("  %-8lld %-5d %-16s %8llu %5d %14.0f %14s\n", static_cast<long long>(q.pid),
+                      q.device, hex(q.hwq).c_str(), static_cast<unsigned long long>(q.size),
+                      q.priority, q.created, q.deleted < 0 ? "-" : fmt("%.0f", q.deleted).c_str());
     }
 
     if (!a.subs.empty()) {
@@ -311,9 +370,7 @@ void write_report(std::ostream &os, const Analysis &a, const std::vector<InputSt
                     os << fmt("  avg %.1f us  max %.1f us", d->second.avg(), d->second.max);
                 os << "\n";
             }
-            for (const auto &[pid, n] : a.runlist_updates_by_pid)
-                os << fmt("  runlist updates by pid %lld: %llu\n", static_cast<long long>(pid),
-                          static_cast<unsigned long long>(n));
+            write_runlist_updates(os, a);
         }
         if (!a.intervals.empty()) {
             os << "\n  Timeline (first " << a.intervals.size() << " intervals)\n";

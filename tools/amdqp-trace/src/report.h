@@ -16,6 +16,9 @@ struct ProcessRow {
     uint32_t xccs = 0; // MQDs per queue (XCC instances the queue spans); 0 unknown
     std::string source;
     uint64_t submissions = 0;
+    uint32_t seen = 0;           // distinct queues over the capture (queues: most live at once)
+    uint32_t before_capture = 0; // of those, created before the capture started
+    std::vector<uint64_t> before_ids;
 };
 
 std::vector<ProcessRow> process_rows(const Analysis &a);

@@ -100,7 +100,7 @@ TEST(Ftrace, PerfettoOutputPairsSpans) {
     EXPECT_NE(j.find("\"ph\":\"B\",\"name\":\"suspended\""), std::string::npos);
     EXPECT_NE(j.find("\"ph\":\"E\",\"name\":\"suspended\""), std::string::npos);
     EXPECT_NE(j.find("\"ph\":\"B\",\"name\":\"execute_queues_cpsch\",\"cat\":\"kfd\",\"pid\":4711,"
-                     "\"tid\":4711,\"ts\":100000400.000"),
+                     "\"tid\":4711,\"ts\":100000400.0"),
               std::string::npos);
     EXPECT_NE(j.find("GPU f7bc (amdqp)"), std::string::npos);
     EXPECT_EQ(j.substr(j.size() - 4), "\n]}\n");

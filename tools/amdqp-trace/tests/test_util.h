@@ -1,6 +1,13 @@
 // Helpers shared by the tests: a sink that keeps every record, fixture paths.
 #pragma once
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -31,6 +38,8 @@ struct Collect : Sink {
     }
     void lost_events(uint64_t n) override { lost += n; }
     void hip_queue(const HipQueueRecord &q) override { hipqs.push_back(q); }
+    void hip_queue_used(const HipQueueRecord &q) override { used.push_back(q); }
+    std::vector<HipQueueRecord> used;
     void dispatch(const DispatchRecord &d) override {
         dispatches.push_back(d);
         dispatches.back().kernel = {};
@@ -56,6 +65,67 @@ inline std::string slurp(const std::string &path) {
 
 inline void parse_fixture(const std::string &name, Format f, Sink &s) {
     parse_file(fixture(name), f, s, InputOptions{});
+}
+
+struct ShellResult {
+    int rc;
+    std::string out; // stdout and stderr together
+};
+
+inline ShellResult shell(const std::string &cmd) {
+    std::string full = "(" + cmd + ") 2>&1";
+    std::unique_ptr<FILE, int (*)(FILE *)> p(popen(full.c_str(), "r"), pclose);
+    std::string out;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p.get())) > 0)
+        out.append(buf, n);
+    int st = pclose(p.release());
+    return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+inline std::string bin() {
+    return AMDQP_TRACE_BIN;
+}
+
+// A fresh folder per test, removed afterwards.
+class TempDir {
+public:
+    TempDir() {
+        const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
+        dir_ = std::filesystem::temp_directory_path() /
+               ("amdqp-trace-" + std::to_string(::getpid()) + "-" + info->test_suite_name() + "-" +
+                info->name());
+        std::filesystem::remove_all(dir_);
+        std::filesystem::create_directories(dir_);
+    }
+    ~TempDir() { std::filesystem::remove_all(dir_); }
+    TempDir(const TempDir &) = delete;
+    TempDir &operator=(const TempDir &) = delete;
+    std::string path(const std::string &name) const { return (dir_ / name).string(); }
+    std::string write(const std::string &name, const std::string &data) const {
+        std::filesystem::create_directories((dir_ / name).parent_path());
+        std::ofstream(path(name), std::ios::binary) << data;
+        return path(name);
+    }
+
+private:
+    std::filesystem::path dir_;
+};
+
+// Lines of a text, without their newlines.
+inline std::vector<std::string> lines_of(const std::string &text) {
+    std::vector<std::string> v;
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);)
+        v.push_back(l);
+    return v;
+}
+
+inline std::string replace_all(std::string s, const std::string &from, const std::string &to) {
+    for (size_t p = 0; (p = s.find(from, p)) != std::string::npos; p += to.size())
+        s.replace(p, from.size(), to);
+    return s;
 }
 
 } // namespace amdqp::test
