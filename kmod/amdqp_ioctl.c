@@ -5,6 +5,7 @@
 #include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/fs.h>
+#include <linux/nospec.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -121,14 +122,18 @@ static long amdqp_ioctl_list_devices(void __user *arg, u32 size)
 	return ret;
 }
 
+/*
+ * pid and uid are what /proc/PID/status shows anyone; the ring VA is what
+ * /proc/PID/maps shows only to those who may read the process (@see_va).
+ */
 static void amdqp_fill_info(struct amdqp_file *f, struct amdqp_queue *q,
-			    struct amdqp_queue_info *qi, u64 now)
+			    struct amdqp_queue_info *qi, u64 now, bool see_va)
 {
 	qi->pid = pid_nr_ns(q->owner, f->pid_ns);
 	qi->uid = from_kuid_munged(current_user_ns(), q->uid);
 	qi->gpu_id = q->dev->gpu_id;
 	qi->queue_id = q->queue_id;
-	qi->ring_va = q->ring_va;
+	qi->ring_va = see_va ? q->ring_va : 0;
 	qi->ring_size = q->ring_size;
 	qi->priority = q->priority;
 	qi->holders = q->nr_holds;
@@ -136,6 +141,8 @@ static void amdqp_fill_info(struct amdqp_file *f, struct amdqp_queue *q,
 	qi->suspend_count = q->suspend_count;
 	qi->suspended_ns = amdqp_suspended_ns(q, now);
 	qi->state = amdqp_qstate(f, q, now);
+	if (!see_va)
+		qi->state |= AMDQP_QSTATE_REDACTED;
 	qi->created_ns = q->created_ns;
 	if (q->dev->ops->get_queue_stats) {
 		struct amdqp_queue_stats s = {};
@@ -154,7 +161,8 @@ static long amdqp_ioctl_list_queues(struct amdqp_file *f, void __user *arg,
 	struct amdqp_list_queues l;
 	struct amdqp_device *dev;
 	struct amdqp_queue *q;
-	struct pid *want = NULL;
+	struct pid *want = NULL, *seen = NULL;
+	bool see_va = false;
 	u32 n = 0, cap;
 	u64 now;
 	long ret;
@@ -190,8 +198,14 @@ static long amdqp_ioctl_list_queues(struct amdqp_file *f, void __user *arg,
 				continue;
 			if (!pid_nr_ns(q->owner, f->pid_ns))
 				continue;	/* outside our namespace */
-			if (n < cap)
-				amdqp_fill_info(f, q, &infos[n], now);
+			if (n < cap) {
+				/* A process's queues are mostly adjacent. */
+				if (q->owner != seen) {
+					seen = q->owner;
+					see_va = amdqp_may_read_owner(seen);
+				}
+				amdqp_fill_info(f, q, &infos[n], now, see_va);
+			}
 			n++;
 		}
 	}
@@ -271,43 +285,92 @@ out:
 	return ret;
 }
 
+static long amdqp_ioctl_version_f(struct amdqp_file *f, void __user *arg,
+				  u32 size)
+{
+	return amdqp_ioctl_version(arg, size);
+}
+
+static long amdqp_ioctl_list_devices_f(struct amdqp_file *f,
+				       void __user *arg, u32 size)
+{
+	return amdqp_ioctl_list_devices(arg, size);
+}
+
+struct amdqp_ioctl_desc {
+	unsigned int cmd;
+	long (*fn)(struct amdqp_file *f, void __user *arg, u32 size);
+};
+
+/* Indexed by _IOC_NR; .cmd is the whole command this kernel was built with. */
+static const struct amdqp_ioctl_desc amdqp_ioctls[] = {
+	[_IOC_NR(AMDQP_IOC_GET_VERSION)] = {
+		.cmd = AMDQP_IOC_GET_VERSION,
+		.fn = amdqp_ioctl_version_f,
+	},
+	[_IOC_NR(AMDQP_IOC_LIST_DEVICES)] = {
+		.cmd = AMDQP_IOC_LIST_DEVICES,
+		.fn = amdqp_ioctl_list_devices_f,
+	},
+	[_IOC_NR(AMDQP_IOC_LIST_QUEUES)] = {
+		.cmd = AMDQP_IOC_LIST_QUEUES,
+		.fn = amdqp_ioctl_list_queues,
+	},
+	[_IOC_NR(AMDQP_IOC_SET_PRIORITY)] = {
+		.cmd = AMDQP_IOC_SET_PRIORITY,
+		.fn = amdqp_ioctl_set_priority,
+	},
+	[_IOC_NR(AMDQP_IOC_SUSPEND)] = {
+		.cmd = AMDQP_IOC_SUSPEND,
+		.fn = amdqp_ioctl_suspend,
+	},
+	[_IOC_NR(AMDQP_IOC_RESUME)] = {
+		.cmd = AMDQP_IOC_RESUME,
+		.fn = amdqp_ioctl_resume,
+	},
+	[_IOC_NR(AMDQP_IOC_SUSPEND_BELOW)] = {
+		.cmd = AMDQP_IOC_SUSPEND_BELOW,
+		.fn = amdqp_ioctl_suspend_below,
+	},
+	[_IOC_NR(AMDQP_IOC_RESUME_ALL)] = {
+		.cmd = AMDQP_IOC_RESUME_ALL,
+		.fn = amdqp_ioctl_resume_all,
+	},
+	[_IOC_NR(AMDQP_IOC_SET_EVENT_MASK)] = {
+		.cmd = AMDQP_IOC_SET_EVENT_MASK,
+		.fn = amdqp_ioctl_set_event_mask,
+	},
+};
+
+/* Largest argument size any version of a structure may have. */
+#define AMDQP_IOC_MAX_SIZE	4096
+
 long amdqp_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	struct amdqp_file *f = filp->private_data;
 	void __user *uarg = (void __user *)arg;
+	const struct amdqp_ioctl_desc *d;
 	u32 size = _IOC_SIZE(cmd);
+	unsigned int nr = _IOC_NR(cmd);
+	long ret;
 
 	atomic64_inc(&amdqp_stats.ioctls);
-	if (_IOC_TYPE(cmd) != AMDQP_IOC_MAGIC)
+	if (_IOC_TYPE(cmd) != AMDQP_IOC_MAGIC || nr >= ARRAY_SIZE(amdqp_ioctls))
 		return -ENOTTY;
-
+	d = &amdqp_ioctls[array_index_nospec(nr, ARRAY_SIZE(amdqp_ioctls))];
+	/* The direction is part of the command's identity. */
+	if (!d->fn || _IOC_DIR(cmd) != _IOC_DIR(d->cmd))
+		return -ENOTTY;
 	/*
-	 * Dispatch on the number only: the size in @cmd is the caller's
-	 * idea of the struct, and older or newer sizes are handled by
-	 * copy_struct_from_user() in each handler.
+	 * The size may differ from ours: an older or newer version of the
+	 * structure, handled by copy_struct_from_user() in each handler.
+	 * Every version is a multiple of 8 bytes (uapi rules), so other
+	 * sizes are malformed requests.
 	 */
-	switch (_IOC_NR(cmd)) {
-	case _IOC_NR(AMDQP_IOC_GET_VERSION):
-		if (_IOC_DIR(cmd) != _IOC_READ)
-			return -ENOTTY;
-		return amdqp_ioctl_version(uarg, size);
-	case _IOC_NR(AMDQP_IOC_LIST_DEVICES):
-		return amdqp_ioctl_list_devices(uarg, size);
-	case _IOC_NR(AMDQP_IOC_LIST_QUEUES):
-		return amdqp_ioctl_list_queues(f, uarg, size);
-	case _IOC_NR(AMDQP_IOC_SET_PRIORITY):
-		return amdqp_ioctl_set_priority(f, uarg, size);
-	case _IOC_NR(AMDQP_IOC_SUSPEND):
-		return amdqp_ioctl_suspend(f, uarg, size);
-	case _IOC_NR(AMDQP_IOC_RESUME):
-		return amdqp_ioctl_resume(f, uarg, size);
-	case _IOC_NR(AMDQP_IOC_SUSPEND_BELOW):
-		return amdqp_ioctl_suspend_below(f, uarg, size);
-	case _IOC_NR(AMDQP_IOC_RESUME_ALL):
-		return amdqp_ioctl_resume_all(f, uarg, size);
-	case _IOC_NR(AMDQP_IOC_SET_EVENT_MASK):
-		return amdqp_ioctl_set_event_mask(f, uarg, size);
-	default:
-		return -ENOTTY;
-	}
+	if (cmd != d->cmd &&
+	    (size < 8 || size > AMDQP_IOC_MAX_SIZE || size % 8))
+		return -EINVAL;
+
+	ret = d->fn(f, uarg, size);
+	return ret;
 }

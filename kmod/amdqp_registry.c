@@ -3,12 +3,17 @@
  * Device and queue registry: what backends register, and the backend-facing
  * API exported in the AMDQP namespace.
  */
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/err.h>
 #include <linux/hash.h>
 #include <linux/hashtable.h>
 #include <linux/module.h>
 #include <linux/pid.h>
+#include <linux/sched/coredump.h>
+#include <linux/sched/task.h>
 #include <linux/slab.h>
+#include <linux/user_namespace.h>
 
 #include "amdqp_priv.h"
 #include "amdqp_trace.h"
@@ -286,6 +291,42 @@ EXPORT_SYMBOL_NS_GPL(amdqp_queue_unregister, AMDQP);
  * owner has no pid there are invisible. Returns a queue with an extra
  * reference or an ERR_PTR. Called with amdqp_lock held.
  */
+/*
+ * Whether current may learn the addresses of @owner's queues: what reading
+ * its /proc/PID/maps needs (PTRACE_MODE_READ with fs credentials). The
+ * ptrace checks are not exported to modules, so this is their credential
+ * and dumpability part; LSM ptrace hooks (Yama only restricts attach) are
+ * not consulted. No audit: a denial only hides a field.
+ */
+bool amdqp_may_read_owner(struct pid *owner)
+{
+	const struct cred *me = current_cred(), *tc;
+	struct user_namespace *tns;
+	struct task_struct *t;
+	bool same, dumpable = true, ok;
+
+	if (owner == task_tgid(current))
+		return true;
+	t = get_pid_task(owner, PIDTYPE_TGID);
+	if (!t)
+		return false;
+	rcu_read_lock();
+	tc = __task_cred(t);
+	same = uid_eq(me->fsuid, tc->euid) && uid_eq(me->fsuid, tc->suid) &&
+	       uid_eq(me->fsuid, tc->uid) && gid_eq(me->fsgid, tc->egid) &&
+	       gid_eq(me->fsgid, tc->sgid) && gid_eq(me->fsgid, tc->gid);
+	tns = get_user_ns(tc->user_ns);
+	rcu_read_unlock();
+	task_lock(t);
+	if (t->mm)
+		dumpable = get_dumpable(t->mm) == SUID_DUMP_USER;
+	task_unlock(t);
+	put_task_struct(t);
+	ok = (same && dumpable) || ns_capable_noaudit(tns, CAP_SYS_PTRACE);
+	put_user_ns(tns);
+	return ok;
+}
+
 struct amdqp_queue *amdqp_find_queue(const struct amdqp_queue_ref *ref,
 				     struct pid_namespace *ns)
 {
@@ -308,6 +349,12 @@ struct amdqp_queue *amdqp_find_queue(const struct amdqp_queue_ref *ref,
 		hash_for_each_possible(amdqp_qhash_ring, q, ring_node,
 				       amdqp_key_ring(pid, ref->ring_va)) {
 			if (q->owner == pid && q->ring_va == ref->ring_va) {
+				/*
+				 * -EPERM would confirm a VA LIST_QUEUES
+				 * hides from this caller.
+				 */
+				if (!amdqp_may_read_owner(pid))
+					break;
 				amdqp_queue_get(q);
 				return q;
 			}

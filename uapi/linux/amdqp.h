@@ -22,7 +22,7 @@
 #include <linux/types.h>
 
 #define AMDQP_VERSION_MAJOR	1
-#define AMDQP_VERSION_MINOR	0
+#define AMDQP_VERSION_MINOR	1
 
 /* KFD queue priorities: 0 lowest, 15 highest. */
 #define AMDQP_PRIORITY_MIN	0
@@ -115,6 +115,12 @@ struct amdqp_list_devices {
 #define AMDQP_QSTATE_SUSPENDED	_BITUL(0)	/* off the hardware by amdqp */
 #define AMDQP_QSTATE_HELD	_BITUL(1)	/* this fd holds a suspension */
 #define AMDQP_QSTATE_COOLDOWN	_BITUL(2)	/* watchdog resumed it; immune */
+/*
+ * LIST_QUEUES only: @ring_va reads 0 because the caller may not read the
+ * owner's address space (what /proc/PID/maps needs: same uid and a
+ * dumpable owner, or CAP_SYS_PTRACE). Since ABI 1.1.
+ */
+#define AMDQP_QSTATE_REDACTED	_BITUL(3)
 
 /**
  * struct amdqp_queue_info - one entry of AMDQP_IOC_LIST_QUEUES
@@ -122,7 +128,8 @@ struct amdqp_list_devices {
  * @uid: owner's effective uid in the caller's user namespace
  * @gpu_id: device of the queue
  * @queue_id: KFD queue id, unique per process and device
- * @ring_va: ring buffer GPU VA (the HSA queue's base address)
+ * @ring_va: ring buffer GPU VA (the HSA queue's base address); 0 with
+ *	AMDQP_QSTATE_REDACTED in @state when the caller may not see it
  * @ring_size: ring size in bytes
  * @priority: current priority, AMDQP_PRIORITY_MIN..MAX
  * @state: AMDQP_QSTATE_* bits
