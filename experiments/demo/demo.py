@@ -202,7 +202,7 @@ def control_loop(args):
             os.unlink(log)
         cfg = "/tmp/amdqpd-loop.toml"
         with open(cfg, "w") as f:
-            f.write("[daemon]\nmetrics = \"\"\nlog_level = \"debug\"\n")
+            f.write("[daemon]\nmetrics = \"\"\nlog_level = \"debug\"\nrealtime_priority = 10\n")
         with open(log, "w") as lf:
             d = subprocess.Popen([args.amdqpd, "--config", cfg], stdout=lf, stderr=subprocess.STDOUT)
         time.sleep(1)
@@ -222,7 +222,7 @@ def control_loop(args):
         lat = []
         with open(log) as f:
             for line in f:
-                m = re.search(r"\(control loop (\d+) us\)", line)
+                m = re.search(r"\(control loop (\d+) us", line)
                 if m:
                     lat.append(int(m.group(1)))
         if not lat:
