@@ -63,6 +63,18 @@ template <class M, class K> bool room(const M &m, const K &k) {
 }
 } // namespace
 
+std::string_view base_symbol(std::string_view f) {
+    // Compiler clones of static functions (the function tracer names them
+    // as they are in kallsyms): map_queues_cpsch.isra.0 is map_queues_cpsch.
+    const auto dot = f.find('.');
+    if (dot != std::string_view::npos) {
+        const std::string_view rest = f.substr(dot);
+        if (rest.starts_with(".isra") || rest.starts_with(".constprop"))
+            return f.substr(0, dot);
+    }
+    return f;
+}
+
 bool is_kfd_queue_function(std::string_view f) {
     return std::find(kKfdFunctions.begin(), kKfdFunctions.end(), f) != kKfdFunctions.end();
 }
@@ -248,9 +260,9 @@ void Analysis::trace_event(const TraceEvent &e) {
     if (e.name == "function") {
         // "func <-parent" (trace) or "func <-- parent" (trace-cmd report)
         std::string_view b = e.body;
-        std::string_view func = next_token(b);
+        std::string_view func = base_symbol(next_token(b));
         std::string_view arrow = next_token(b); // "<-parent" or "<--" "parent"
-        std::string_view parent = arrow.size() > 2 ? arrow.substr(2) : next_token(b);
+        std::string_view parent = base_symbol(arrow.size() > 2 ? arrow.substr(2) : next_token(b));
         if (is_kfd_queue_function(func))
             kfd_function(e, func, 'i', parent);
         return;

@@ -234,5 +234,7 @@ private:
 
 // Functions of the KFD device queue manager worth tracing (see ftrace_scripts).
 bool is_kfd_queue_function(std::string_view f);
+// A function's name without a compiler clone suffix (.isra.N, .constprop.N).
+std::string_view base_symbol(std::string_view f);
 
 } // namespace amdqp

@@ -144,6 +144,25 @@ TEST(Runlist, FunctionTracerParentsAreNotCountedTwice) {
         << r.out;
 }
 
+TEST(Runlist, CompilerClonesCountAsTheirFunction) {
+    // The function tracer names .isra/.constprop clones as kallsyms does
+    // (amdqp-capture traces them under --functions function).
+    std::string t =
+        "# tracer: function\n"
+        "  python3-85406 [003] ...1. 101.000000: create_queue_cpsch <-pqm_create_queue\n"
+        "  python3-85406 [003] ...1. 101.000100: execute_queues_cpsch.isra.0 "
+        "<-create_queue_cpsch\n"
+        "  python3-85406 [003] ...1. 101.000200: map_queues_cpsch.constprop.0 "
+        "<-execute_queues_cpsch.isra.0\n"
+        "  python3-85406 [003] ...1. 101.000300: pm_send_runlist "
+        "<-map_queues_cpsch.constprop.0\n";
+    Analysis a;
+    parse_buffer(t, Format::Ftrace, a);
+    a.finish();
+    EXPECT_EQ(a.runlist_updates_by_pid.at(kHigh), 1u);
+    EXPECT_EQ(a.runlist_sent.at({"queue create", kHigh, "?"}), 1u);
+}
+
 TEST(Runlist, WithoutPmSendRunlistTheCallsAreAnUpperBound) {
     // kfd_calls only of execute/map (pm_send_runlist not available to trace).
     std::string t = "# tracer: nop\n" +
