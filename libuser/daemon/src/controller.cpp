@@ -166,10 +166,9 @@ void Controller::open_device_if_due(std::int64_t now) {
         log_.info("device", "opened " + path);
     } catch (const Error& e) {
         // Cooperative queues still work without the module.
-        static bool said = false;
-        if (!said)
+        if (!warned_no_device_)
             log_.warning("no_device", std::string(e.what()) + " (retrying every second)");
-        said = true;
+        warned_no_device_ = true;
     }
 }
 
@@ -181,7 +180,9 @@ void Controller::lose_device(const Error& e) {
     queue_table_.clear();
     next_device_try_ = clock_.now_ns() + kDeviceRetryNs;
     // The kernel dropped every hold with the fd; the policy must not think
-    // otherwise. Cooperative suspensions are released by hand.
+    // otherwise (it starts over at the end of this step: the loss may be
+    // found inside one of its own calls). Cooperative suspensions are
+    // released by hand.
     for (auto& [pid, p] : procs_) {
         if (p.coop_seq) {
             try {
@@ -190,7 +191,7 @@ void Controller::lose_device(const Error& e) {
             }
         }
     }
-    new_policy();
+    restart_policy_ = true;
 }
 
 void Controller::refresh_queue_table() {
@@ -444,6 +445,10 @@ void Controller::step() {
     acts_->trigger_ns_ = trigger;
     policy_->update(samples, hints);
     policy_->tick();
+    if (restart_policy_) {
+        restart_policy_ = false;
+        new_policy();
+    }
     acts_->trigger_ns_.reset();
 
     now = clock_.now_ns();

@@ -107,6 +107,8 @@ class Controller {
     DeviceOpener open_device_;
     std::optional<Device> dev_;
     std::int64_t next_device_try_ = 0;
+    bool warned_no_device_ = false;
+    bool restart_policy_ = false;  // the device went away: new policy after this step
     activity::WakeChannel wake_;
     std::unique_ptr<Acts> acts_;
     std::unique_ptr<policy::Policy> policy_;

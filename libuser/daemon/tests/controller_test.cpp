@@ -226,6 +226,26 @@ TEST_F(ControllerTest, RulesOverrideThePriorityInTheKernelToo) {
     EXPECT_NE(c->status_json().find("\"rule\":\"test:1\""), std::string::npos);
 }
 
+TEST_F(ControllerTest, DeviceLostInsideADecisionStartsThePolicyOver) {
+    Tagged lp(dir_.path(), shared_, 0, 2, 0x10000);
+    Tagged hp(dir_.path(), shared_, 1, 12, 0x20000);
+    const auto lq = fake_->add_queue(lp.pid(), kGpu, 0x10000, 2, getuid()).queue_id;
+    fake_->add_queue(hp.pid(), kGpu, 0x20000, 12, getuid());
+    auto c = make();
+    c->step();
+    // The module goes away: the suspend the next doorbell asks for finds
+    // it gone from inside the policy's own call.
+    fake_->ioctl_errno = ENODEV;
+    hp.doorbell(1);
+    c->step();
+    EXPECT_FALSE(c->device_open());
+    EXPECT_EQ(c->policy().suspend_level(kGpu), 0) << "a new policy holds nothing";
+    // Back: reopened after the retry period, and in control again.
+    fake_->ioctl_errno = 0;
+    std::this_thread::sleep_for(1100ms);
+    EXPECT_TRUE(step_until(*c, [&] { return fake_->suspended(lp.pid(), kGpu, lq); }));
+}
+
 TEST_F(ControllerTest, WithoutTheModuleItKeepsRunningAndRetries) {
     fake_->present = false;
     Tagged a(dir_.path(), shared_, 0, 12, 0x10000);

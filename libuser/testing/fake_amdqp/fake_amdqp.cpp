@@ -141,6 +141,8 @@ int FakeAmdqp::ioctl(int fd, unsigned long request, void* arg) {
         return -EBADF;
     if (_IOC_TYPE(request) != AMDQP_IOC_MAGIC)
         return -ENOTTY;
+    if (ioctl_errno)
+        return -ioctl_errno;
     calls_[_IOC_NR(request)]++;
     switch (request) {
         case AMDQP_IOC_GET_VERSION: {

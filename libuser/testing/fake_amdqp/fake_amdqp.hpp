@@ -60,7 +60,8 @@ class FakeAmdqp : public Sys {
     std::string path = "/fake/amdqp";
     // Node state: present = false behaves like "module not loaded".
     bool present = true;
-    int open_errno = 0;  // if set, open() fails with it (e.g. EACCES)
+    int open_errno = 0;   // if set, open() fails with it (e.g. EACCES)
+    int ioctl_errno = 0;  // if set, every ioctl on an open fd fails with it (ENODEV: gone)
     bool answers_version = true;
     std::uint32_t abi_major = AMDQP_VERSION_MAJOR;
     std::uint32_t abi_minor = AMDQP_VERSION_MINOR;
