@@ -88,11 +88,8 @@ int main(int argc, char** argv) {
                    [fake](const std::string&) { return amdqp::Device::open(fake->path, fake); });
     std::atomic<bool> stop{false};
     std::thread loop([&] {
-        while (!stop) {
-            const std::uint32_t seen = ctl.wake().value();
-            ctl.step();
-            ctl.wake().wait(seen, ctl.wait_for());
-        }
+        while (!stop)
+            ctl.cycle();
     });
 
     amdqp_act_slot* hp = writer.slot(1);

@@ -52,9 +52,9 @@ class Parser {
         return std::nullopt;
     }
 
-    // A non-negative number (integer or float) of @unit.
-    template <typename Dur>
-    void duration(const toml::table& t, std::string_view key, Dur& out) {
+    // A number >= 0 of @Period (the file's unit) into @out.
+    template <typename Period, typename Dur>
+    void duration_in(const toml::table& t, std::string_view key, Dur& out) {
         const toml::node* n = t.get(key);
         if (!n)
             return;
@@ -63,19 +63,12 @@ class Parser {
             problem(n->source(), std::string(key) + " must be a number >= 0");
             return;
         }
-        out = std::chrono::duration_cast<Dur>(
-            std::chrono::duration<double, typename Dur::period>(*v));
+        out = std::chrono::duration_cast<Dur>(std::chrono::duration<double, Period>(*v));
     }
-
-    // A number of milliseconds >= 0 into the policy's nanoseconds.
-    void millis(const toml::table& t, std::string_view key, std::chrono::nanoseconds& out) {
-        std::chrono::duration<double, std::milli> v{};
-        const toml::node* n = t.get(key);
-        if (!n)
-            return;
-        duration(t, key, v);
-        if (auto d = n->value<double>(); d && *d >= 0)
-            out = std::chrono::duration_cast<std::chrono::nanoseconds>(v);
+    // The same in @out's own unit (the key names it: _us, _ms).
+    template <typename Dur>
+    void duration(const toml::table& t, std::string_view key, Dur& out) {
+        duration_in<typename Dur::period>(t, key, out);
     }
 
     void number(const toml::table& t, std::string_view key, double& out) {
@@ -172,7 +165,10 @@ void parse_policy(Parser& p, const toml::table& t, DaemonConfig& c) {
                       "order must be before-doorbell or after-doorbell, not '" + *v + "'");
     }
     p.duration(t, "hold_timeout_us", c.hold_timeout);
-    auto dur = [&](const char* key, std::chrono::nanoseconds& out) { p.millis(t, key, out); };
+    // The policy's knobs are nanoseconds, given in milliseconds.
+    auto dur = [&](const char* key, std::chrono::nanoseconds& out) {
+        p.duration_in<std::milli>(t, key, out);
+    };
     dur("hysteresis_min_ms", pc.hysteresis_min);
     dur("hysteresis_max_ms", pc.hysteresis_max);
     dur("hysteresis_initial_ms", pc.hysteresis_initial);

@@ -469,6 +469,12 @@ void Controller::step() {
     renew_coop(now);
 }
 
+void Controller::cycle() {
+    const std::uint32_t seen = wake_.value();
+    step();
+    wake_.wait(seen, wait_for());
+}
+
 std::chrono::nanoseconds Controller::wait_for() const {
     const std::int64_t now = clock_.now_ns();
     bool holding = false;

@@ -52,6 +52,10 @@ class Controller {
 
     // One pass: rescan when due, sample every page, decide, act, ack.
     void step();
+    // step(), then sleep on the wake channel for wait_for(). The word is
+    // read before the step, so a process that turns busy during it ends
+    // the sleep at once.
+    void cycle();
     // How long the caller may sleep on the wake channel before the next step.
     std::chrono::nanoseconds wait_for() const;
     activity::WakeChannel& wake() { return wake_; }

@@ -62,11 +62,8 @@ extern "C" int amdqp_controller_start(const char* config_path, char* err, size_t
         r->ctl = std::make_unique<Controller>(r->cfg, r->metrics, r->log, r->clock);
         Running* raw = r.get();
         r->thread = std::thread([raw] {
-            while (!raw->stop.load(std::memory_order_acquire)) {
-                const std::uint32_t seen = raw->ctl->wake().value();
-                raw->ctl->step();
-                raw->ctl->wake().wait(seen, raw->ctl->wait_for());
-            }
+            while (!raw->stop.load(std::memory_order_acquire))
+                raw->ctl->cycle();
             raw->ctl->release_all();
         });
         g_running = std::move(r);

@@ -190,7 +190,6 @@ int main(int argc, char** argv) {
     if (sd_watchdog_enabled(0, &watchdog_us) <= 0)
         watchdog_us = 0;
 #endif
-    MonotonicClock mono;
     std::int64_t next_status = 0, next_ping = 0;
     while (!g_stop) {
         if (g_reload.exchange(false)) {
@@ -206,9 +205,7 @@ int main(int argc, char** argv) {
             }
             notify("READY=1");
         }
-        const std::uint32_t seen = ctl->wake().value();
-        ctl->step();
-        const std::int64_t now = mono.now_ns();
+        const std::int64_t now = clock.now_ns();
         if (now >= next_status) {
             write_status(dir, ctl->status_json());
             next_status = now + 500'000'000;
@@ -217,7 +214,7 @@ int main(int argc, char** argv) {
             notify("WATCHDOG=1");
             next_ping = now + static_cast<std::int64_t>(watchdog_us) * 500;
         }
-        ctl->wake().wait(seen, ctl->wait_for());
+        ctl->cycle();
     }
     notify("STOPPING=1");
     log.info("stop", "signal " + std::to_string(g_stop.load()) + ": releasing every suspension");
