@@ -44,6 +44,22 @@ int in_child(const std::string& dir, const std::function<int()>& body) {
     return WEXITSTATUS(status);
 }
 
+// What each case starts from, inside its child: the process's page exists
+// (an idle hint pair) and a controller asked for @flags.
+struct Controlled {
+    WakeChannel wake;
+    Page page;
+};
+Controlled controlled(const std::string& dir, std::uint32_t flags, std::uint32_t hold_us,
+                      std::chrono::milliseconds alive = std::chrono::milliseconds(1000)) {
+    WakeChannel wake = WakeChannel::create(dir);
+    amdqp_busy_begin();
+    amdqp_busy_end();
+    Page page = Page::open(getpid(), Page::Access::control, dir);
+    page.set_control(flags, hold_us, alive);
+    return {std::move(wake), std::move(page)};
+}
+
 TEST(BusyAnnounce, WithoutAControllerNothingIsAnnounced) {
     amdqp_test::TempDir dir;
     EXPECT_EQ(in_child(dir.path(),
@@ -60,13 +76,8 @@ TEST(BusyAnnounce, FirstHintWakesTheControllerOnceAndWaitsForItsAck) {
     amdqp_test::TempDir dir;
     EXPECT_EQ(in_child(dir.path(),
                        [&] {
-                           WakeChannel wake = WakeChannel::create(dir.path());
-                           // The page exists (an idle hint pair), then the
-                           // controller asks for wake + hold.
-                           amdqp_busy_begin();
-                           amdqp_busy_end();
-                           Page page = Page::open(getpid(), Page::Access::control, dir.path());
-                           page.set_control(AMDQP_ACT_CTL_WAKE | AMDQP_ACT_CTL_HOLD, 5'000'000);
+                           auto [wake, page] = controlled(
+                               dir.path(), AMDQP_ACT_CTL_WAKE | AMDQP_ACT_CTL_HOLD, 5'000'000);
                            const std::uint32_t seen = wake.value();
                            std::atomic<bool> released{false};
                            std::thread worker([&] {
@@ -94,11 +105,8 @@ TEST(BusyAnnounce, AHoldEndsAtItsDeadlineWithoutAnAck) {
     amdqp_test::TempDir dir;
     EXPECT_EQ(in_child(dir.path(),
                        [&] {
-                           WakeChannel wake = WakeChannel::create(dir.path());
-                           amdqp_busy_begin();
-                           amdqp_busy_end();
-                           Page page = Page::open(getpid(), Page::Access::control, dir.path());
-                           page.set_control(AMDQP_ACT_CTL_WAKE | AMDQP_ACT_CTL_HOLD, 20'000);
+                           auto [wake, page] = controlled(
+                               dir.path(), AMDQP_ACT_CTL_WAKE | AMDQP_ACT_CTL_HOLD, 20'000);
                            auto t0 = std::chrono::steady_clock::now();
                            amdqp_busy_begin();
                            auto held = std::chrono::steady_clock::now() - t0;
@@ -114,11 +122,8 @@ TEST(BusyAnnounce, WakeOnlyDoesNotHold) {
     amdqp_test::TempDir dir;
     EXPECT_EQ(in_child(dir.path(),
                        [&] {
-                           WakeChannel wake = WakeChannel::create(dir.path());
-                           amdqp_busy_begin();
-                           amdqp_busy_end();
-                           Page page = Page::open(getpid(), Page::Access::control, dir.path());
-                           page.set_control(AMDQP_ACT_CTL_WAKE, 5'000'000);
+                           auto [wake, page] =
+                               controlled(dir.path(), AMDQP_ACT_CTL_WAKE, 5'000'000);
                            const std::uint32_t seen = wake.value();
                            auto t0 = std::chrono::steady_clock::now();
                            amdqp_busy_begin();
@@ -154,21 +159,14 @@ TEST(WakeChannel, IsWorldWritableAndReplacesAForeignFile) {
     EXPECT_FALSE(wake.wait(wake.value(), 1ms));
 }
 
-}  // namespace
-
-namespace {
-
 TEST(BusyAnnounce, NoHoldOnceTheControllersPromiseRanOut) {
     amdqp_test::TempDir dir;
     EXPECT_EQ(in_child(dir.path(),
                        [&] {
-                           WakeChannel wake = WakeChannel::create(dir.path());
-                           amdqp_busy_begin();
-                           amdqp_busy_end();
-                           Page page = Page::open(getpid(), Page::Access::control, dir.path());
                            // A controller that promised 1 ms and then died.
-                           page.set_control(AMDQP_ACT_CTL_WAKE | AMDQP_ACT_CTL_HOLD, 5'000'000,
-                                            std::chrono::milliseconds(1));
+                           auto [wake, page] =
+                               controlled(dir.path(), AMDQP_ACT_CTL_WAKE | AMDQP_ACT_CTL_HOLD,
+                                          5'000'000, std::chrono::milliseconds(1));
                            std::this_thread::sleep_for(5ms);
                            auto t0 = std::chrono::steady_clock::now();
                            amdqp_busy_begin();
