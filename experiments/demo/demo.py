@@ -105,15 +105,18 @@ class App:
 
 
 class Daemon:
-    def __init__(self, args, order):
+    """amdqpd with @config (TOML text), its output appended to @log; returns
+    once it wrote its first status file."""
+
+    def __init__(self, args, config, log, order=None):
         cfg = "/tmp/amdqpd-demo.toml"
         with open(cfg, "w") as f:
-            f.write(args.daemon_config)
+            f.write(config)
         if os.path.exists(STATUS):
             os.unlink(STATUS)
-        self.log = open(f"/tmp/amdqpd-{order}.log", "a")
-        self.proc = subprocess.Popen([args.amdqpd, "--config", cfg, "--order", order],
-                                     stdout=self.log, stderr=subprocess.STDOUT)
+        self.log = open(log, "a")
+        cmd = [args.amdqpd, "--config", cfg] + (["--order", order] if order else [])
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
         for _ in range(100):
             if os.path.exists(STATUS):
                 return
@@ -147,7 +150,7 @@ def lp_args(args, agent, cu_mask=None):
 def run_phase(args, name, hp=True, lp=True, order=None, coop=False, cu_mask=None):
     gpu, agent = (args.coop_gpu, 1) if coop else (args.gpu, 0)
     before = counters(gpu)
-    daemon = Daemon(args, order) if order else None
+    daemon = Daemon(args, args.daemon_config, f"/tmp/amdqpd-{order}.log", order) if order else None
     apps = {}
     try:
         if lp:
@@ -200,12 +203,9 @@ def control_loop(args):
         log = f"/tmp/amdqpd-loop-{unmap}.log"
         if os.path.exists(log):
             os.unlink(log)
-        cfg = "/tmp/amdqpd-loop.toml"
-        with open(cfg, "w") as f:
-            f.write("[daemon]\nmetrics = \"\"\nlog_level = \"debug\"\nrealtime_priority = 10\n")
-        with open(log, "w") as lf:
-            d = subprocess.Popen([args.amdqpd, "--config", cfg], stdout=lf, stderr=subprocess.STDOUT)
-        time.sleep(1)
+        daemon = Daemon(args, "[daemon]\nmetrics = \"\"\nlog_level = \"debug\"\n"
+                        "realtime_priority = 10\n", log)
+        d = daemon.proc
         lp = App(args, "low", lp_args(args, 0) + ["--seconds", str(args.seconds + 3)])
         time.sleep(1)
         c0, t0 = cpu_seconds(d.pid), time.monotonic()
@@ -217,8 +217,7 @@ def control_loop(args):
         load = (cpu_seconds(d.pid) - c0) / (time.monotonic() - t0)
         lp.proc.kill()
         lp.proc.wait()
-        d.send_signal(signal.SIGTERM)
-        d.wait(timeout=20)
+        daemon.stop()
         lat = []
         with open(log) as f:
             for line in f:
