@@ -12,7 +12,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 PINNED_KDIR := /usr/src/linux-headers-$(AMDQP_KVER)
 PWD := $(CURDIR)
 
-.PHONY: all modules clean check demo demo-mechanism bench bench-trace install install-dkms uninstall-dkms userspace help
+.PHONY: all modules clean check demo demo-mechanism bench bench-trace report install install-dkms uninstall-dkms userspace help
 
 all: modules
 
@@ -26,6 +26,9 @@ help:
 	@echo "make demo-mechanism  the kernel mechanism alone (amdqp_demo, no daemon)"
 	@echo "make bench     control-path benchmark in the VM -> bench/out/control-path.json,"
 	@echo "               tagging cost per submission -> bench/out/tagging.json"
+	@echo "make report    bench/REPORT.md (+ bench/report/*.png): VM/host benchmarks, the GPU"
+	@echo "               measurements of experiments/results, amdqp-sim validation and"
+	@echo "               MI308X predictions (scripts/report.sh --help)"
 	@echo "make bench-trace  amdqp-trace throughput/memory on a 500 MiB synthetic trace"
 	@echo "make install   install the modules into /lib/modules/KVER/extra (default: running kernel)"
 	@echo "make install-dkms    register amdqp with DKMS for KVER (rebuilt for new kernels)"
@@ -53,6 +56,9 @@ demo-mechanism:
 
 bench:
 	bash scripts/bench.sh
+
+report:
+	bash scripts/report.sh
 
 # amdqp-trace throughput and memory on a 500 MiB synthetic ftrace file.
 bench-trace:

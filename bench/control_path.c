@@ -7,8 +7,9 @@
  * For each mode it creates a sim device with every latency knob at 0
  * (unmap, map, CWSR save/restore), so the times are the control path
  * itself: syscalls, amdqp's lookups, holds and reconciliation, and the
- * sim's bookkeeping; the firmware's own time (hundreds of us per runlist
- * update on real parts) is not in them. The queues are idle.
+ * sim's bookkeeping; the firmware's own time per runlist update (not
+ * measured here: tools/hw-validate does on real parts) is not in them.
+ * The queues are idle.
  *
  * Per point it records the time of one cycle (suspend all N, then resume
  * all N; estimated from the median single ioctl, see measure()) and the

@@ -24,7 +24,9 @@ on a GRUB host it becomes the default boot entry (the newest kernel). Run
 this on a CI machine or container, not on a workstation you reboot; to
 undo, apt-get purge linux-image-${AMDQP_KVER} (removes the headers too).
 dkms and hipcc (ROCm 5.2's, for compiling tools/hw-validate) are for
-kfd-glue/ci-install.sh.
+kfd-glue/ci-install.sh. Debian's CPU-only python3-torch and
+python3-torchvision run the experiment drivers' smoke tests (ctest);
+python3-matplotlib draws the plots of 'make report'.
 
 When everything is already installed nothing runs (no apt-get update),
 except with CI=true, where the package lists are always refreshed.
@@ -50,6 +52,7 @@ deps_packages() {
 		python3-venv python3-setuptools python3-pip
 		clang-format shellcheck yamllint python3-jsonschema systemd
 		dkms hipcc
+		python3-torch python3-torchvision python3-numpy python3-matplotlib
 		linux-headers-${AMDQP_KVER_OLD}
 		${AMDQP_DEPS_EXTRA:-}
 	PKGS

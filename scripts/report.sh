@@ -1,0 +1,84 @@
+#!/bin/bash
+# 'make report': bench/REPORT.md from every measurement the project has,
+# each labelled with where it was measured (bench/report/make_report.py).
+set -euo pipefail
+
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+usage() {
+	cat <<USAGE
+Usage: ${0##*/} [--no-deps] [--bench] [--demo] [--out FILE]
+
+Writes bench/REPORT.md and its plots (bench/report/*.png):
+
+1. VM and host benchmarks from bench/out/ (control-path.json,
+   tagging.json, control-loop*.json) and the end-to-end demo's
+   experiments/out/demo.json, as found. --bench reruns 'make bench'
+   first, --demo reruns 'make demo' (each boots the QEMU VM: minutes).
+   A missing file is named in the report, never invented.
+2. The GPU measurements committed in experiments/results/*.json (the
+   drivers of experiments/dual_model and experiments/llm_tp, run on lent
+   NVIDIA GPUs; their kernel timelines in experiments/results/timelines/).
+3. tools/amdqp-sim, built in Release into build/report: 'validate' on
+   every result that has timelines (the report prints "validation error:
+   N %"), then, only if that error is within the limit, 'sweep' (the
+   MI308X predictions). Their JSON lands in bench/out/sim/.
+
+  --no-deps   do not install missing packages (scripts/deps.sh)
+  --bench     rerun the VM/host benchmarks first
+  --demo      rerun the end-to-end demo first
+  --out FILE  write the report there (default bench/REPORT.md)
+  -h, --help  this text
+USAGE
+}
+
+deps=1
+bench=0
+demo=0
+out=bench/REPORT.md
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--no-deps) deps=0 ;;
+	--bench) bench=1 ;;
+	--demo) demo=1 ;;
+	--out)
+		[ $# -ge 2 ] || amdqp_die "--out needs a file name"
+		out=$2
+		shift
+		;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+	shift
+done
+
+cd "$AMDQP_ROOT"
+[ "$deps" = 0 ] || bash scripts/deps.sh
+[ "$bench" = 0 ] || bash scripts/bench.sh --no-deps
+[ "$demo" = 0 ] || bash scripts/demo.sh --no-deps
+
+b="$AMDQP_ROOT/build/report"
+amdqp_log "building amdqp-sim (Release) in $b"
+cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=Release -DAMDQP_USER_TESTS=OFF >/dev/null
+nice cmake --build "$b" -j"$(nproc)" --target amdqp-sim
+sim="$b/tools/amdqp-sim/amdqp-sim"
+[ -x "$sim" ] || amdqp_die "$sim was not built"
+
+mkdir -p bench/out/sim
+rm -f bench/out/sim/validate.json bench/out/sim/sweep.json
+pairs=()
+for r in experiments/results/*.json; do
+	[ -f "$r" ] || continue
+	t="experiments/results/timelines/$(basename "$r" .json)"
+	[ -d "$t" ] && pairs+=(--result "$r" --timelines "$t")
+done
+amdqp_log "amdqp-sim validate (${#pairs[@]} arguments)"
+if "$sim" validate "${pairs[@]}" --json bench/out/sim/validate.json; then
+	amdqp_log "amdqp-sim sweep"
+	"$sim" sweep --json bench/out/sim/sweep.json
+else
+	amdqp_log "validation error above the limit: the report carries no prediction"
+fi
+
+/usr/bin/python3 bench/report/make_report.py --out "$out"
