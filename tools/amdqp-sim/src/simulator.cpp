@@ -1,0 +1,584 @@
+// SPDX-License-Identifier: MIT
+#include "simulator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace amdqp::sim {
+namespace {
+constexpr Ns kNever = std::numeric_limits<Ns>::max();
+constexpr double kDoneNs = 0.5;  // remaining work below this is rounding
+}  // namespace
+
+class Simulator::SimClock : public policy::Clock {
+  public:
+    explicit SimClock(const Ns& now) : now_(now) {}
+    std::int64_t now_ns() const override { return now_; }
+
+  private:
+    const Ns& now_;
+};
+
+// The policy's Actions on the simulated devices: SUSPEND_BELOW /
+// RESUME_ALL are one ioctl covering every GPU (one scheduler update per
+// device, devices in parallel) or, with split_calls, one per GPU in turn.
+class Simulator::Adapter : public policy::Actions {
+  public:
+    explicit Adapter(Simulator& sim) : sim_(sim) {}
+    void suspend_below(std::span<const std::uint32_t> gpus, int priority) override {
+        ++sim_.suspend_calls_;
+        act(gpus, true, priority);
+    }
+    void resume_all(std::span<const std::uint32_t> gpus) override {
+        ++sim_.resume_calls_;
+        act(gpus, false, 0);
+    }
+    // Cooperative queues do not exist in the simulator.
+    void coop_suspend(std::int32_t) override {}
+    void coop_resume(std::int32_t) override {}
+
+  private:
+    void act(std::span<const std::uint32_t> gpus, bool suspend, int priority) {
+        const Ns start = std::max(sim_.now_, sim_.busy_until_);
+        Ns done = start;
+        for (auto g : gpus) {
+            const Ns from = sim_.sc_.daemon.split_calls ? done : start;
+            done = std::max(done, sim_.apply(g, suspend, priority, from));
+        }
+        sim_.busy_until_ = std::max(sim_.busy_until_, done);
+    }
+    Simulator& sim_;
+};
+
+Simulator::Simulator(Scenario sc) : sc_(std::move(sc)) {
+    if (sc_.workloads.empty())
+        throw std::invalid_argument("scenario has no workload");
+    for (auto& [id, p] : sc_.devices) {
+        if (p.compute_fraction <= 0 || p.compute_fraction > 1)
+            throw std::invalid_argument("compute_fraction must be in (0, 1]");
+        devices_[id].p = p;
+    }
+    int min_prio = policy::kPriorityMax;
+    for (std::size_t w = 0; w < sc_.workloads.size(); ++w) {
+        auto& spec = sc_.workloads[w];
+        if (spec.ranks.empty())
+            throw std::invalid_argument(spec.name + ": no timeline");
+        if (spec.gpus.empty())
+            throw std::invalid_argument(spec.name + ": no GPU");
+        if (spec.ranks.size() != 1 && spec.ranks.size() != spec.gpus.size())
+            throw std::invalid_argument(spec.name + ": one timeline, or one per GPU");
+        if (spec.occupancy <= 0 || spec.occupancy > 1 || spec.cu_fraction <= 0 ||
+            spec.cu_fraction > 1)
+            throw std::invalid_argument(spec.name + ": occupancy and cu_fraction in (0, 1]");
+        if (spec.group.empty() && spec.gpus.size() > 1)
+            spec.group = spec.name;
+        Job j;
+        j.spec = spec;
+        for (std::size_t r = 0; r < spec.gpus.size(); ++r) {
+            const auto gpu = spec.gpus[r];
+            if (!devices_.contains(gpu))
+                throw std::invalid_argument(spec.name + ": GPU " + std::to_string(gpu) +
+                                            " is not a device of the scenario");
+            Stream s;
+            s.job = static_cast<int>(w);
+            s.rank = static_cast<int>(r);
+            s.gpu = gpu;
+            s.priority = spec.priority;
+            s.key = {1000 + static_cast<std::int32_t>(w), gpu, static_cast<std::uint32_t>(r + 1)};
+            s.occupancy = spec.occupancy;
+            s.cu_fraction = spec.cu_fraction;
+            j.streams.push_back(static_cast<int>(streams_.size()));
+            devices_[gpu].streams.push_back(static_cast<int>(streams_.size()));
+            streams_.push_back(s);
+        }
+        min_prio = std::min(min_prio, spec.priority);
+        jobs_.push_back(std::move(j));
+    }
+    min_priority_ = min_prio;
+    if (sc_.daemon.enabled) {
+        clock_ = std::make_unique<SimClock>(now_);
+        adapter_ = std::make_unique<Adapter>(*this);
+        policy_ = std::make_unique<policy::Policy>(sc_.daemon.policy, *clock_, *adapter_);
+        for (const auto& s : streams_) {
+            policy::QueueInfo qi;
+            qi.key = s.key;
+            qi.priority = s.priority;
+            qi.group = jobs_[static_cast<std::size_t>(s.job)].spec.group;
+            policy_->add_queue(qi);
+        }
+    }
+}
+
+Simulator::~Simulator() = default;
+
+Ns Simulator::arrival_of(const Job& j, std::uint64_t n) const {
+    const double period_ns = 1e9 / j.spec.rate_per_s;
+    return j.spec.first_arrival + static_cast<Ns>(std::llround(static_cast<double>(n) * period_ns));
+}
+
+void Simulator::start_request(Job& j) {
+    j.in_flight = true;
+    j.ranks_done = 0;
+    j.nccl_arrivals.clear();
+    const std::uint64_t n = j.next_req++;
+    for (std::size_t r = 0; r < j.streams.size(); ++r) {
+        auto& s = streams_[static_cast<std::size_t>(j.streams[r])];
+        const auto& tl = j.spec.ranks[j.spec.ranks.size() == 1 ? 0 : r];
+        s.req = &tl.requests[n % tl.requests.size()];
+        s.req_no = n;
+        s.next_k = 0;
+        s.req_start = now_;
+        s.last_submit = std::max(s.last_submit, now_);
+        s.nccl_count = 0;
+    }
+}
+
+void Simulator::submit(Stream& s) {
+    const auto& k = s.req->kernels[s.next_k];
+    const Ns t = std::max(s.req_start + k.start, s.last_submit);
+    const bool was_idle = s.read == s.write;
+    ++s.write;
+    ++s.doorbells;
+    s.last_doorbell = t;
+    s.last_submit = t;
+    Inflight in;
+    in.remaining = static_cast<double>(k.dur);
+    in.cls = k.cls;
+    if (k.cls == KernelClass::kNccl)
+        in.nccl_seq = s.nccl_count++;
+    if (tracing_) {
+        in.log = kernel_log_.size();
+        kernel_log_.push_back({s.job, s.rank, s.req_no, s.next_k, t, -1, -1});
+    }
+    s.hwq.push_back(in);
+    ++s.next_k;
+    if (!policy_ || !was_idle)
+        return;
+    // The tagging layer announces a doorbell that found its queue idle
+    // and, before-doorbell, holds it if the process outranks some queue.
+    s.announced = true;
+    next_step_ = std::min(next_step_, std::max(t + sc_.daemon.wake_latency, busy_until_));
+    if (sc_.daemon.policy.order == policy::SuspendOrder::kBeforeDoorbell &&
+        s.priority > min_priority_) {
+        s.held = true;
+        s.release_at = t + sc_.daemon.hold_timeout;
+    }
+}
+
+bool Simulator::process_submissions() {
+    bool changed = false;
+    for (auto& s : streams_) {
+        while (s.req && !s.held && s.next_k < s.req->kernels.size() &&
+               std::max(s.req_start + s.req->kernels[s.next_k].start, s.last_submit) <= now_) {
+            submit(s);
+            changed = true;
+        }
+        if (s.held && s.release_at <= now_) {
+            s.held = false;
+            changed = true;
+        }
+    }
+    return changed;
+}
+
+bool Simulator::process_completions() {
+    bool changed = false;
+    for (auto& s : streams_) {
+        if (s.hwq.empty() || s.held)
+            continue;
+        auto& h = s.hwq.front();
+        if (!h.started || h.remaining > kDoneNs)
+            continue;
+        if (h.cls == KernelClass::kNccl) {
+            // A collective ends only after every rank reached it.
+            auto& j = jobs_[static_cast<std::size_t>(s.job)];
+            if (j.nccl_arrivals[h.nccl_seq] < static_cast<int>(j.streams.size()))
+                continue;
+        }
+        if (h.log != SIZE_MAX)
+            kernel_log_[h.log].end = now_;
+        s.hwq.pop_front();
+        ++s.read;
+        s.rate = 0;
+        changed = true;
+        if (s.hwq.empty() && s.req && s.next_k == s.req->kernels.size()) {
+            s.req = nullptr;
+            ++jobs_[static_cast<std::size_t>(s.job)].ranks_done;
+        }
+    }
+    return changed;
+}
+
+bool Simulator::process_jobs() {
+    bool changed = false;
+    for (auto& j : jobs_) {
+        if (j.in_flight && j.ranks_done == static_cast<int>(j.streams.size())) {
+            j.in_flight = false;
+            changed = true;
+            if (j.spec.rate_per_s > 0) {
+                if (j.arrival >= sc_.warmup)
+                    j.latencies_ms.push_back(
+                        static_cast<double>(now_ - j.arrival + j.spec.host_overhead) / 1e6);
+            } else if (now_ >= sc_.warmup) {
+                j.completions.push_back(now_);
+            }
+        }
+        if (j.in_flight)
+            continue;
+        if (j.spec.rate_per_s > 0) {
+            const Ns a = arrival_of(j, j.next_req);
+            if (a <= now_) {
+                j.arrival = a;
+                start_request(j);
+                changed = true;
+            }
+        } else if (now_ >= j.spec.first_arrival) {
+            start_request(j);
+            changed = true;
+        }
+    }
+    return changed;
+}
+
+double Simulator::resident(const Stream& s, const Device& d) const {
+    if (s.hwq.empty() || !s.hwq.front().started)
+        return 0.0;
+    const double occ =
+        s.hwq.front().cls == KernelClass::kNccl ? d.p.hws.nccl_occupancy : s.occupancy;
+    return device_share(occ, d.p.compute_fraction);
+}
+
+bool Simulator::timeslice_owner(Device& d, const std::vector<int>& cands) {
+    // Contexts (jobs) with work on this device.
+    std::vector<int> ctx;
+    for (int si : cands) {
+        const int j = streams_[static_cast<std::size_t>(si)].job;
+        if (std::find(ctx.begin(), ctx.end(), j) == ctx.end())
+            ctx.push_back(j);
+    }
+    std::sort(ctx.begin(), ctx.end());
+    const auto& ts = d.p.ts;
+    const bool owner_busy = std::find(ctx.begin(), ctx.end(), d.owner) != ctx.end();
+    auto other = [&]() {
+        for (int c : ctx) {
+            if (c > d.owner)
+                return c;
+        }
+        for (int c : ctx) {
+            if (c != d.owner)
+                return c;
+        }
+        return -1;
+    };
+    d.others_waiting = false;
+    if (now_ < d.switch_until) {
+        d.others_waiting = true;
+        return false;
+    }
+    const int next = other();
+    auto switch_to = [&](int c) {
+        const Ns cost = d.owner == c ? 0 : ts.switch_cost;
+        d.owner = c;
+        d.switch_until = now_ + cost;
+        d.slice_end = d.switch_until + ts.slice;
+    };
+    if (owner_busy) {
+        if (now_ >= d.slice_end) {
+            if (next >= 0)
+                switch_to(next);
+            else
+                d.slice_end = now_ + ts.slice;
+        }
+    } else if (next >= 0) {
+        if (d.owner < 0 || ts.yield_when_dry || now_ >= d.slice_end)
+            switch_to(next);
+    }
+    d.others_waiting = next >= 0;
+    return now_ >= d.switch_until;
+}
+
+bool Simulator::recompute(Device& d) {
+    bool arrived = false;
+    for (int si : d.streams)
+        streams_[static_cast<std::size_t>(si)].rate = 0;
+    if (now_ < d.stall_until)
+        return false;
+    std::vector<int> cands;
+    for (int si : d.streams) {
+        const auto& s = streams_[static_cast<std::size_t>(si)];
+        if (s.hwq.empty() || s.held)
+            continue;
+        if (s.suspended) {
+            // MES: the waves of a queue being removed hold CUs until saved.
+            if (d.p.kind != DeviceKind::kHws && now_ < s.removing_until && s.hwq.front().started)
+                cands.push_back(si);
+            continue;
+        }
+        if (now_ < s.avail_at)
+            continue;
+        cands.push_back(si);
+    }
+    if (d.p.kind == DeviceKind::kTimeslice) {
+        if (!timeslice_owner(d, cands))
+            return false;
+        std::erase_if(
+            cands, [&](int si) { return streams_[static_cast<std::size_t>(si)].job != d.owner; });
+    }
+    std::vector<Contender> c;
+    for (int si : cands) {
+        auto& s = streams_[static_cast<std::size_t>(si)];
+        auto& h = s.hwq.front();
+        Contender x;
+        x.cu_fraction = s.cu_fraction;
+        x.occupancy = s.occupancy;
+        x.progressing = !s.suspended;
+        if (h.cls == KernelClass::kNccl) {
+            x.occupancy = d.p.hws.nccl_occupancy;
+            auto& j = jobs_[static_cast<std::size_t>(s.job)];
+            if (!h.started) {
+                ++j.nccl_arrivals[h.nccl_seq];
+                arrived = true;
+            }
+            x.progressing =
+                x.progressing && j.nccl_arrivals[h.nccl_seq] == static_cast<int>(j.streams.size());
+        }
+        if (!h.started) {
+            h.started = true;
+            if (h.log != SIZE_MAX)
+                kernel_log_[h.log].start = now_;
+        }
+        c.push_back(x);
+    }
+    const auto r = shared_rates(c, d.p.compute_fraction, d.p.hws.corun_rate);
+    for (std::size_t i = 0; i < cands.size(); ++i)
+        streams_[static_cast<std::size_t>(cands[i])].rate = r[i];
+    return arrived;
+}
+
+bool Simulator::recompute() {
+    bool arrived = false;
+    for (auto& [id, d] : devices_)
+        arrived = recompute(d) || arrived;
+    return arrived;
+}
+
+Ns Simulator::apply(std::uint32_t gpu, bool suspend, int priority, Ns start) {
+    auto it = devices_.find(gpu);
+    if (it == devices_.end())
+        return start;
+    auto& d = it->second;
+    std::vector<int> changed;
+    for (int si : d.streams) {
+        const auto& s = streams_[static_cast<std::size_t>(si)];
+        if (suspend ? (!s.suspended && s.priority < priority) : s.suspended)
+            changed.push_back(si);
+    }
+    if (changed.empty())
+        return start;
+    Ns done = start;
+    if (d.p.kind == DeviceKind::kHws) {
+        const Ns t0 = std::max(start, d.stall_until);
+        double before = 0, after = 0;
+        for (int si : d.streams) {
+            auto& s = streams_[static_cast<std::size_t>(si)];
+            const double res = resident(s, d);
+            if (!s.suspended)
+                before += res;
+            const bool now_suspended =
+                std::find(changed.begin(), changed.end(), si) != changed.end() ? suspend
+                                                                               : s.suspended;
+            if (now_suspended && !s.suspended)
+                s.saved_resident = res;
+            if (!now_suspended)
+                after += s.suspended ? s.saved_resident : res;
+            s.suspended = now_suspended;
+        }
+        const auto cost = hws_update_cost(d.p.hws, d.p.compute_fraction, before, after);
+        d.stall_until = t0 + cost.total();
+        d.stall_ns += cost.total();
+        ++d.updates;
+        done = d.stall_until;
+    } else {
+        // MES (and the timeslice model, for what-if runs): per queue.
+        Ns cursor = std::max(start, d.mes_busy_until);
+        for (int si : changed) {
+            auto& s = streams_[static_cast<std::size_t>(si)];
+            if (suspend) {
+                s.saved_resident = resident(s, d);
+                cursor += mes_remove_cost(d.p.hws, d.p.compute_fraction, s.saved_resident);
+                s.suspended = true;
+                s.removing_until = cursor;
+            } else {
+                cursor += mes_add_cost(d.p.hws, d.p.compute_fraction, s.saved_resident);
+                s.suspended = false;
+                s.avail_at = cursor;
+            }
+            ++d.updates;
+        }
+        d.mes_busy_until = cursor;
+        done = cursor;
+    }
+    update_log_.push_back({gpu, suspend, start, done});
+    return done;
+}
+
+void Simulator::daemon_step() {
+    std::vector<policy::QueueSample> samples;
+    std::vector<int> to_ack;
+    for (std::size_t i = 0; i < streams_.size(); ++i) {
+        auto& s = streams_[i];
+        policy::QueueSample q;
+        q.key = s.key;
+        q.write_index = s.write;
+        q.doorbells = s.doorbells;
+        q.last_doorbell_ns = s.last_doorbell;
+        q.read_index_known = true;
+        q.read_index = s.read;
+        samples.push_back(q);
+        if (s.announced)
+            to_ack.push_back(static_cast<int>(i));
+        s.announced = false;
+    }
+    policy_->update(samples);
+    policy_->tick();
+    // Acks last: a held doorbell goes out after the suspension returned.
+    const Ns ack = std::max(now_, busy_until_);
+    for (int i : to_ack) {
+        auto& s = streams_[static_cast<std::size_t>(i)];
+        if (s.held)
+            s.release_at = std::min(s.release_at, ack);
+    }
+    bool holding = false;
+    for (const auto& [id, d] : devices_)
+        holding = holding || policy_->suspend_level(id) > 0;
+    for (const auto& s : streams_)
+        holding = holding || (s.priority > min_priority_ && policy_->active(s.key));
+    Ns next = now_ + (holding ? sc_.daemon.poll_interval : sc_.daemon.idle_poll);
+    if (auto dl = policy_->next_deadline_ns())
+        next = std::min(next, std::max<Ns>(*dl, now_ + 1));
+    next_step_ = std::max({next, busy_until_, now_ + 1});
+}
+
+Ns Simulator::next_event() const {
+    Ns t = sc_.duration;
+    for (const auto& s : streams_) {
+        if (s.held) {
+            t = std::min(t, s.release_at);
+            continue;
+        }
+        if (s.req && s.next_k < s.req->kernels.size())
+            t = std::min(t, std::max(s.req_start + s.req->kernels[s.next_k].start, s.last_submit));
+        if (!s.hwq.empty() && s.rate > 0) {
+            const double dt = std::ceil(std::max(s.hwq.front().remaining, 0.0) / s.rate);
+            t = std::min(t, now_ + std::max<Ns>(1, static_cast<Ns>(dt)));
+        }
+        if (s.removing_until > now_)
+            t = std::min(t, s.removing_until);
+        if (s.avail_at > now_)
+            t = std::min(t, s.avail_at);
+    }
+    for (const auto& [id, d] : devices_) {
+        if (d.stall_until > now_)
+            t = std::min(t, d.stall_until);
+        if (d.p.kind == DeviceKind::kTimeslice) {
+            if (d.switch_until > now_)
+                t = std::min(t, d.switch_until);
+            if (d.others_waiting && d.slice_end > now_)
+                t = std::min(t, d.slice_end);
+        }
+    }
+    for (const auto& j : jobs_) {
+        if (!j.in_flight && j.spec.rate_per_s > 0)
+            t = std::min(t, std::max(arrival_of(j, j.next_req), now_));
+        else if (!j.in_flight)
+            t = std::min(t, std::max(j.spec.first_arrival, now_));
+    }
+    if (policy_)
+        t = std::min(t, std::max(next_step_, now_));
+    return t;
+}
+
+void Simulator::advance(Ns t) {
+    const double dt = static_cast<double>(t - now_);
+    if (dt <= 0)
+        return;
+    for (auto& s : streams_) {
+        if (s.rate > 0 && !s.hwq.empty())
+            s.hwq.front().remaining -= s.rate * dt;
+    }
+    now_ = t;
+}
+
+RunResult Simulator::run() {
+    now_ = 0;
+    next_step_ = policy_ ? 0 : kNever;
+    while (true) {
+        // Everything due now, until nothing changes.
+        for (int guard = 0; guard < 1000; ++guard) {
+            bool changed = process_completions();
+            changed = process_jobs() || changed;
+            changed = process_submissions() || changed;
+            if (policy_ && next_step_ <= now_) {
+                daemon_step();
+                changed = true;
+            }
+            if (recompute())
+                recompute();
+            changed = process_completions() || changed;
+            if (!changed)
+                break;
+        }
+        if (now_ >= sc_.duration)
+            break;
+        // Every event due now was handled: time moves on.
+        advance(std::min(std::max(next_event(), now_ + 1), sc_.duration));
+    }
+    return collect();
+}
+
+RunResult Simulator::collect() const {
+    RunResult r;
+    for (const auto& j : jobs_) {
+        WorkloadResult w;
+        w.name = j.spec.name;
+        w.priority = j.spec.priority;
+        w.open_loop = j.spec.rate_per_s > 0;
+        w.latencies_ms = j.latencies_ms;
+        // A request still unfinished at the end waited at least this long.
+        if (w.open_loop && j.in_flight && j.arrival >= sc_.warmup)
+            w.latencies_ms.push_back(
+                static_cast<double>(sc_.duration - j.arrival + j.spec.host_overhead) / 1e6);
+        w.latency = latency_stats(w.latencies_ms);
+        w.completed = w.open_loop ? j.latencies_ms.size() : j.completions.size();
+        if (!w.open_loop) {
+            const auto& c = j.completions;
+            if (c.size() >= 2)
+                w.it_per_s = static_cast<double>(c.size() - 1) * 1e9 /
+                             static_cast<double>(c.back() - c.front());
+            else
+                w.it_per_s = static_cast<double>(c.size()) * 1e9 /
+                             static_cast<double>(sc_.duration - sc_.warmup);
+        }
+        r.workloads.push_back(std::move(w));
+    }
+    r.suspend_calls = suspend_calls_;
+    r.resume_calls = resume_calls_;
+    for (const auto& [id, d] : devices_) {
+        r.device_updates += d.updates;
+        r.stall_ns += d.stall_ns;
+    }
+    if (policy_) {
+        r.relapses = policy_->stats().relapses;
+        r.starvation_hits = policy_->stats().starvation_hits;
+    }
+    return r;
+}
+
+RunResult simulate(const Scenario& sc) {
+    Simulator sim(sc);
+    return sim.run();
+}
+
+}  // namespace amdqp::sim

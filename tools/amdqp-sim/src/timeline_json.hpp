@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: MIT
+// Loader of the contract's kernel timeline JSON (the drivers'
+// --profile-dir output and the vendored H200 fixtures).
+#ifndef AMDQP_SIM_TIMELINE_JSON_HPP
+#define AMDQP_SIM_TIMELINE_JSON_HPP
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "timeline.hpp"
+
+namespace amdqp::sim {
+
+// Throws std::runtime_error naming the file and what is wrong.
+Timeline load_timeline_json(const std::string& path);
+Timeline parse_timeline_json(const nlohmann::json& j, const std::string& what);
+
+}  // namespace amdqp::sim
+
+#endif

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: MIT
+// The event loop with the real policy on hand-computed cases.
+#include <gtest/gtest.h>
+
+#include "helpers.hpp"
+#include "simulator.hpp"
+
+namespace amdqp::sim {
+namespace {
+
+using test::hws;
+using test::timeline;
+using test::workload;
+
+// One LP kernel of 100 ms fills the device from t = 0; one HP request of
+// one 1 ms kernel arrives at 10 ms.
+Scenario one_lp_kernel(DeviceKind kind, policy::SuspendOrder order, bool daemon) {
+    Scenario sc;
+    sc.devices[0] = hws(kind);
+    sc.duration = 60 * kMs;
+    sc.warmup = 0;
+    auto hp = workload("hp", 12, timeline({{0, 1 * kMs}}), 1.0, 0.1);
+    hp.first_arrival = 10 * kMs;
+    sc.workloads = {hp, workload("lp", 2, timeline({{0, 100 * kMs}}), 0.0, 1.0)};
+    sc.daemon.enabled = daemon;
+    sc.daemon.policy.order = order;
+    sc.daemon.wake_latency = 50 * kUs;
+    return sc;
+}
+
+const KernelRecord& hp_kernel(const Simulator& s) {
+    for (const auto& k : s.kernels()) {
+        if (k.workload == 0)
+            return k;
+    }
+    throw std::runtime_error("no HP kernel");
+}
+
+TEST(Hws, BeforeDoorbellStartsHpAfterOneUnmapAndTheLpSave) {
+    Simulator s(one_lp_kernel(DeviceKind::kHws, policy::SuspendOrder::kBeforeDoorbell, true));
+    s.trace(true);
+    const auto r = s.run();
+    // Doorbell at 10 ms, daemon at +50 us: unmap 100 + save of the full
+    // LP 400 + map 50 (HP has no waves yet, LP is left out): 600 us.
+    const Ns t = 10 * kMs + 50 * kUs;
+    EXPECT_EQ(hp_kernel(s).start, t + 100 * kUs + 400 * kUs + 50 * kUs);
+    EXPECT_EQ(hp_kernel(s).end, hp_kernel(s).start + 1 * kMs);
+    ASSERT_FALSE(s.updates().empty());
+    EXPECT_TRUE(s.updates().front().suspend);
+    EXPECT_EQ(s.updates().front().issued, t);
+    EXPECT_EQ(r.suspend_calls, 1u);
+}
+
+TEST(Hws, AfterDoorbellCostsTheHpKernelASaveAndRestore) {
+    Simulator s(one_lp_kernel(DeviceKind::kHws, policy::SuspendOrder::kAfterDoorbell, true));
+    s.trace(true);
+    s.run();
+    const auto& k = hp_kernel(s);
+    EXPECT_EQ(k.start, 10 * kMs);  // runs at once, next to LP, at the co-run rate 0.5
+    // 50 us at 0.5 = 25 us done; update: unmap 100 + save (1.0 + 0.1 capped
+    // at 1) 400 + map 50 + restore of HP's 10 % 30 = 580 us; then 975 us alone.
+    EXPECT_EQ(k.end, 10 * kMs + 50 * kUs + 580 * kUs + 975 * kUs);
+}
+
+TEST(Mes, OnlyTheSuspendedQueuePays) {
+    Simulator s(one_lp_kernel(DeviceKind::kMes, policy::SuspendOrder::kAfterDoorbell, true));
+    s.trace(true);
+    s.run();
+    const auto& k = hp_kernel(s);
+    EXPECT_EQ(k.start, 10 * kMs);
+    // HP keeps running at 0.5 while the LP queue is removed (unmap 100 +
+    // its save 400, from 10.05 ms), then alone: 25 + 250 us done by
+    // 10.55 ms, 725 us left.
+    EXPECT_EQ(k.end, 10 * kMs + 550 * kUs + 725 * kUs);
+}
+
+TEST(Hws, WithoutTheDaemonHpRunsAtTheCorunRate) {
+    Simulator s(one_lp_kernel(DeviceKind::kHws, policy::SuspendOrder::kBeforeDoorbell, false));
+    s.trace(true);
+    const auto r = s.run();
+    EXPECT_EQ(hp_kernel(s).start, 10 * kMs);
+    EXPECT_EQ(hp_kernel(s).end, 12 * kMs);
+    EXPECT_EQ(r.suspend_calls, 0u);
+    EXPECT_EQ(r.device_updates, 0u);
+}
+
+TEST(Cpx, HpAndLpOnSeparatePartitionsDoNotInterfere) {
+    Scenario sc = one_lp_kernel(DeviceKind::kHws, policy::SuspendOrder::kBeforeDoorbell, false);
+    sc.devices.clear();
+    auto part = hws();
+    part.compute_fraction = 0.25;
+    sc.devices[0] = part;
+    sc.devices[1] = part;
+    sc.workloads[1].gpus = {1};
+    Simulator s(sc);
+    s.trace(true);
+    s.run();
+    // HP needs 10 % of the device, a partition has 25 %: full speed.
+    EXPECT_EQ(hp_kernel(s).start, 10 * kMs);
+    EXPECT_EQ(hp_kernel(s).end, 11 * kMs);
+    // LP, filling a whole device, runs 4x slower on a quarter of it.
+    for (const auto& k : s.kernels()) {
+        if (k.workload == 1) {
+            EXPECT_EQ(k.end, -1);  // 400 ms > the 60 ms simulated
+        }
+    }
+}
+
+TEST(OpenLoop, LatencyCountsFromTheScheduledArrival) {
+    // 2 ms requests every 1 ms: request n waits for n-1; the latency grows
+    // by 1 ms per request.
+    Scenario sc;
+    sc.devices[0] = hws();
+    sc.duration = 10 * kMs + 1;
+    sc.warmup = 0;
+    sc.workloads = {workload("hp", 12, timeline({{0, 2 * kMs}}), 1000.0, 0.1)};
+    sc.daemon.enabled = false;
+    const auto r = simulate(sc);
+    const auto& lat = r.workloads.front().latencies_ms;
+    ASSERT_GE(lat.size(), 4u);
+    for (std::size_t i = 0; i < 4; ++i)
+        EXPECT_DOUBLE_EQ(lat[i], 2.0 + static_cast<double>(i));
+}
+
+TEST(Submission, KernelWaitsForItsRecordedOffsetAndItsPredecessor) {
+    // Kernel 1 is submitted at +1 ms but kernel 0 lasts 3 ms.
+    Scenario sc;
+    sc.devices[0] = hws();
+    sc.duration = 20 * kMs;
+    sc.warmup = 0;
+    sc.workloads = {workload(
+        "hp", 12, timeline({{0, 3 * kMs}, {1 * kMs, 1 * kMs}, {6 * kMs, 1 * kMs}}), 10.0, 0.1)};
+    sc.daemon.enabled = false;
+    Simulator s(sc);
+    s.trace(true);
+    s.run();
+    const auto& k = s.kernels();
+    ASSERT_GE(k.size(), 3u);
+    EXPECT_EQ(k[1].submit, 1 * kMs);
+    EXPECT_EQ(k[1].start, 3 * kMs);
+    EXPECT_EQ(k[2].submit, 6 * kMs);
+    EXPECT_EQ(k[2].start, 6 * kMs);
+}
+
+// An LP job that is always busy next to an HP job with requests every 50 ms.
+Scenario busy_pair(bool daemon) {
+    Scenario sc;
+    sc.devices[0] = hws();
+    sc.devices[0].hws.corun_rate = 0.05;  // HP kernels 20x slower next to LP
+    sc.duration = 1 * kSec;
+    sc.warmup = 0;
+    std::vector<Kernel> hp;
+    for (int i = 0; i < 20; ++i)
+        hp.push_back({i * 100 * kUs, 20 * kUs});
+    auto h = workload("hp", 12, timeline(hp), 20.0, 0.1);
+    h.first_arrival = 5 * kMs;
+    sc.workloads = {h, workload("lp", 2, timeline({{0, 5 * kMs}, {0, 5 * kMs}}), 0.0, 1.0)};
+    sc.daemon.enabled = daemon;
+    return sc;
+}
+
+TEST(Policy, IsReallyDrivenByTheSimulatedQueues) {
+    const auto on = simulate(busy_pair(true));
+    const auto off = simulate(busy_pair(false));
+    // One suspension per request (20 requests in 1 s), each resumed.
+    EXPECT_GE(on.suspend_calls, 18u);
+    EXPECT_LE(on.suspend_calls, 21u);
+    EXPECT_GE(on.resume_calls, on.suspend_calls - 1);
+    EXPECT_EQ(on.device_updates, on.suspend_calls + on.resume_calls);
+    EXPECT_EQ(off.suspend_calls, 0u);
+    EXPECT_EQ(off.device_updates, 0u);
+    // And it helps the HP request and costs LP throughput.
+    EXPECT_LT(on.find("hp")->latency.p99, off.find("hp")->latency.p99);
+    EXPECT_LT(on.find("lp")->it_per_s, off.find("lp")->it_per_s);
+}
+
+// Tensor parallelism: two ranks, a collective at the end of each request.
+Scenario tp_pair(bool split) {
+    Scenario sc;
+    sc.devices[0] = hws();
+    sc.devices[1] = hws();
+    sc.duration = 30 * kMs;
+    sc.warmup = 0;
+    WorkloadSpec w;
+    w.name = "tp";
+    w.priority = 12;
+    // Rank 1 computes 2 ms longer before the collective.
+    w.ranks = {timeline({{0, 1 * kMs}, {1 * kMs, 100 * kUs, KernelClass::kNccl}}),
+               timeline({{0, 3 * kMs}, {1 * kMs, 100 * kUs, KernelClass::kNccl}})};
+    w.gpus = {0, 1};
+    w.rate_per_s = 1.0;
+    w.occupancy = 0.1;
+    auto lp = workload("lp", 2, timeline({{0, 50 * kMs}}), 0.0, 1.0);
+    lp.gpus = {0, 1};
+    lp.first_arrival = 0;
+    w.first_arrival = 10 * kMs;
+    sc.workloads = {w, lp};
+    sc.daemon.enabled = true;
+    sc.daemon.split_calls = split;
+    return sc;
+}
+
+TEST(TensorParallel, CollectiveWaitsForTheSlowestRank) {
+    auto sc = tp_pair(false);
+    sc.workloads.pop_back();  // no LP
+    sc.daemon.enabled = false;
+    Simulator s(sc);
+    s.trace(true);
+    s.run();
+    for (const auto& k : s.kernels()) {
+        if (k.kernel == 1) {  // both ranks' collective: slowest rank at 3 ms, + 100 us
+            EXPECT_EQ(k.end, 10 * kMs + 3 * kMs + 100 * kUs) << "rank " << k.rank;
+        }
+    }
+}
+
+TEST(TensorParallel, OneCallForNGpusIsOneUpdatePerDeviceInParallel) {
+    Simulator one(tp_pair(false));
+    one.run();
+    Simulator split(tp_pair(true));
+    split.run();
+    auto first_two = [](const Simulator& s) {
+        std::vector<UpdateRecord> v(s.updates().begin(), s.updates().begin() + 2);
+        return v;
+    };
+    ASSERT_GE(one.updates().size(), 2u);
+    ASSERT_GE(split.updates().size(), 2u);
+    const auto a = first_two(one), b = first_two(split);
+    // One SUSPEND_BELOW covering both GPUs: one update on each, issued together.
+    EXPECT_NE(a[0].gpu, a[1].gpu);
+    EXPECT_EQ(a[0].issued, a[1].issued);
+    EXPECT_EQ(a[0].done, a[1].done);
+    // One call per GPU: the second GPU's update starts when the first returned.
+    EXPECT_EQ(b[1].issued, b[0].done);
+}
+
+}  // namespace
+}  // namespace amdqp::sim
