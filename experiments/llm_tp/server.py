@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: MIT
+"""The high-priority interactive server: one tensor-parallel job.
+
+Rank 0 owns the clock: it waits for each request's scheduled arrival (open
+loop: the schedule does not wait for the server), broadcasts the request
+(its prompt) to the other ranks over the job's CPU control group, and every
+rank runs prefill and --new-tokens decode steps with a KV cache. Requests are
+served one at a time (batch 1), so a late request queues behind the one in
+progress, and its time-to-first-token counts from its *scheduled* arrival.
+
+  ttft = first token on the host - scheduled arrival
+  tpot = (last token - first token) / new_tokens
+"""
+
+import random
+import time
+
+import torch
+
+OP_REQUEST = 1
+OP_DONE = 2
+
+
+def arrival_schedule(rate, span_s, arrival, seed):
+    """Arrival offsets (s) in [0, span_s): Poisson (exponential gaps) or fixed."""
+    rng = random.Random(seed)
+    out, t = [], 0.0
+    while True:
+        t += rng.expovariate(rate) if arrival == "poisson" else 1.0 / rate
+        if t >= span_s:
+            return out
+        out.append(t)
+
+
+def make_prompt(rng_seed, length, vocab):
+    g = torch.Generator()
+    g.manual_seed(rng_seed)
+    return torch.randint(0, vocab, (length,), generator=g, dtype=torch.int64)
+
+
+def serve_one(runner, prompt_dev, new_tokens, max_len):
+    """Runs one request; returns (first token time, last token time)."""
+    state = runner.new_session(1, max_len)
+    tok = runner.prefill(state, prompt_dev[None, :])
+    tok.item()  # the token reaches the host: a streaming server sends it now
+    t_first = time.time()
+    for _ in range(new_tokens):
+        tok = runner.decode(state, tok)
+        tok.item()
+    return t_first, time.time()
+
+
+def run_phase(ctx, cmd, progress):
+    """Serves the phase's schedule; rank 0 returns the result dict."""
+    cfg = ctx.cfg
+    runner = ctx.runner
+    plen, ntok = cfg["prompt_len"], cfg["new_tokens"]
+    max_len = plen + ntok + 1
+    header = torch.zeros(2 + plen, dtype=torch.int64)
+
+    if ctx.rank != 0:
+        while True:
+            ctx.broadcast_tensor(header)
+            if int(header[0]) != OP_REQUEST:
+                return None
+            serve_one(runner, header[2:].to(ctx.device), ntok, max_len)
+
+    go, warm, dur = cmd["go"], cmd["warmup"], cmd["duration"]
+    sched = arrival_schedule(cfg["rate"], warm + dur, cfg["arrival"],
+                             cfg["seed"] * 7919 + cmd["seq"])
+    # A server that fell this far behind would never catch up: give up on
+    # what is left instead of running for ever.
+    give_up = go + warm + dur + max(10.0, dur)
+    ttfts, tpots, walls, arrivals = [], [], [], []
+    warm_n = dropped = 0
+    last_progress = 0.0
+    for i, offset in enumerate(sched):
+        t_arr = go + offset
+        now = time.time()
+        if now > give_up:
+            dropped = sum(1 for o in sched[i:] if o >= warm)
+            break
+        if t_arr > now:
+            time.sleep(t_arr - now)
+        header[0] = OP_REQUEST
+        header[1] = i
+        header[2:] = make_prompt(cfg["seed"] * 1000003 + cmd["seq"] * 100003 + i, plen,
+                                 runner.vocab_size)
+        t_start = time.time()
+        ctx.broadcast_tensor(header)
+        t_first, t_last = serve_one(runner, header[2:].to(ctx.device), ntok, max_len)
+        if offset < warm:
+            warm_n += 1
+        else:
+            ttfts.append((t_first - t_arr) * 1e3)
+            tpots.append((t_last - t_first) * 1e3 / ntok)
+            walls.append((t_last - t_start) * 1e6)
+            arrivals.append(offset - warm)
+        if time.time() - last_progress > 1.0:
+            last_progress = time.time()
+            progress({"requests": len(ttfts), "warmup_requests": warm_n,
+                      "last_ttft_ms": ttfts[-1] if ttfts else None})
+    header[0] = OP_DONE
+    ctx.broadcast_tensor(header)
+    return {"requests": len(ttfts), "warmup_requests": warm_n, "dropped": dropped,
+            "scheduled": sum(1 for o in sched if o >= warm),
+            "ttfts_ms": ttfts, "tpots_ms": tpots, "service_us": walls,
+            "arrivals_s": arrivals, "end": time.time()}
+
+
+def profile_step(ctx, i):
+    """One request for the profiler (every rank, no broadcast: seeded prompt)."""
+    cfg = ctx.cfg
+    prompt = make_prompt(cfg["seed"] * 31 + i, cfg["prompt_len"], ctx.runner.vocab_size)
+    serve_one(ctx.runner, prompt.to(ctx.device), cfg["new_tokens"],
+              cfg["prompt_len"] + cfg["new_tokens"] + 1)

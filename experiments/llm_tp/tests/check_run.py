@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Runs llm_tp.py and checks what it did (the CTest smoke tests).
+
+  check_run.py [--needs MOD,...] [--expect-exit N] [--validate]
+               [--min-requests N] [--tp N] -- COMMAND...
+
+{out}, {md} and {prof} in COMMAND become paths in a fresh temporary folder.
+Exit 77 (CTest: skipped) when a module in --needs is not importable by this
+interpreter. --validate checks the result JSON against the experiments'
+data contract, the markdown table and the --profile-dir timelines.
+"""
+
+import argparse
+import importlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+
+
+def problems_in_result(doc, args):
+    errs = []
+
+    def need(cond, msg):
+        if not cond:
+            errs.append(msg)
+
+    for key in ("experiment", "preset", "device", "command", "date", "versions", "config",
+                "phases", "summary"):
+        need(key in doc, f"top-level key {key!r} missing")
+    if errs:
+        return errs
+    need(doc["experiment"] == "llm_tp", "experiment is not llm_tp")
+    need(re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", doc["date"]) is not None,
+         f"date {doc['date']!r} is not ISO 8601 UTC")
+    need("llm_tp.py" in doc["command"], "command does not name llm_tp.py")
+    for key in ("python", "torch", "transformers", "driver"):
+        need(key in doc["versions"], f"versions.{key} missing")
+    need("cuda" in doc["versions"] or "hip" in doc["versions"], "versions.cuda/hip missing")
+    need(doc["config"].get("tp") == args.tp, f"config.tp is not {args.tp}")
+    need(set(doc["phases"]) == {"hp_alone", "lp_alone", "contended"},
+         f"phases are {sorted(doc['phases'])}")
+    for name, phase in doc["phases"].items():
+        need(phase.get("duration_s", 0) > 0, f"{name}: duration_s missing")
+        tasks = phase.get("tasks", {})
+        want = {"hp_alone": {"hp"}, "lp_alone": {"lp"}, "contended": {"hp", "lp"}}[name]
+        need(set(tasks) == want, f"{name}: tasks {sorted(tasks)}, expected {sorted(want)}")
+        hp = tasks.get("hp")
+        if hp:
+            need(hp["role"] == "hp" and hp["tp"] == args.tp, f"{name}: hp role/tp wrong")
+            n = hp["requests"]
+            need(n >= args.min_requests, f"{name}: {n} HP requests, want >= {args.min_requests}")
+            need(len(hp["ttfts_ms"]) == n and len(hp["tpots_ms"]) == n,
+                 f"{name}: {n} requests but {len(hp['ttfts_ms'])} TTFTs, "
+                 f"{len(hp['tpots_ms'])} TPOTs")
+            for metric in ("ttft_ms", "tpot_ms"):
+                d = hp[metric]
+                if n:
+                    need(0 < d["p50"] <= d["p95"] <= d["p99"] <= d["max"],
+                         f"{name}: {metric} percentiles out of order: {d}")
+            need(all(t > 0 for t in hp["ttfts_ms"]), f"{name}: a TTFT <= 0")
+            if n:
+                # latency counts from the scheduled arrival: TTFT >= prefill alone
+                need(max(hp["ttfts_ms"]) >= hp["ttft_ms"]["p99"], f"{name}: max < p99")
+        lp = tasks.get("lp")
+        if lp:
+            need(lp["role"] == "lp" and lp["tp"] == args.tp, f"{name}: lp role/tp wrong")
+            need(lp["tokens_per_s"] > 0, f"{name}: LP tokens_per_s is {lp['tokens_per_s']}")
+            need(lp["steps"] > 0, f"{name}: LP steps is {lp['steps']}")
+            need(lp["batch"] == doc["config"]["lp_batch"], f"{name}: LP batch wrong")
+    s = doc["summary"]
+    for key in ("ttft_p99_alone_ms", "ttft_p99_contended_ms", "ttft_ratio",
+                "tpot_p99_alone_ms", "tpot_p99_contended_ms", "tpot_ratio",
+                "lp_tokens_per_s_alone", "lp_tokens_per_s_contended", "lp_loss_pct"):
+        need(s.get(key) is not None, f"summary.{key} missing or null")
+    if not errs:
+        ratio = s["ttft_p99_contended_ms"] / s["ttft_p99_alone_ms"]
+        need(abs(ratio - s["ttft_ratio"]) < 1e-6, "summary.ttft_ratio inconsistent")
+    return errs
+
+
+def problems_in_timelines(prof_dir, tp, all_ranks):
+    errs = []
+    files = sorted(os.listdir(prof_dir)) if os.path.isdir(prof_dir) else []
+    for job in ("hp", "lp"):
+        ranks = range(tp) if all_ranks else [0]
+        for r in ranks:
+            name = [f for f in files if f.endswith(f"_{job}_rank{r}.json")]
+            if not name:
+                errs.append(f"no {job} timeline for rank {r} in {prof_dir} ({files})")
+                continue
+            with open(os.path.join(prof_dir, name[0])) as f:
+                doc = json.load(f)
+            for key in ("workload", "device", "torch", "batch", "period_s", "requests",
+                        "summary", "rank", "tp"):
+                if key not in doc:
+                    errs.append(f"{name[0]}: key {key!r} missing")
+            reqs = doc.get("requests", [])
+            if not reqs or not all(reqs):
+                errs.append(f"{name[0]}: empty requests")
+                continue
+            for req in reqs:
+                if req[0][0] != 0:
+                    errs.append(f"{name[0]}: a request does not start at 0")
+                    break
+                bad = [k for k in req if len(k) != 3 or k[1] < 0
+                       or k[2] not in ("nccl", "gemm", "other")]
+                if bad:
+                    errs.append(f"{name[0]}: malformed kernels {bad[:3]}")
+                    break
+            if doc.get("rank") != r or doc.get("tp") != tp:
+                errs.append(f"{name[0]}: rank/tp {doc.get('rank')}/{doc.get('tp')}")
+    return errs
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--needs", default="")
+    p.add_argument("--expect-exit", type=int, default=0)
+    p.add_argument("--expect-stderr", default=None)
+    p.add_argument("--validate", action="store_true")
+    p.add_argument("--min-requests", type=int, default=1)
+    p.add_argument("--tp", type=int, default=1)
+    p.add_argument("--all-ranks", action="store_true")
+    p.add_argument("cmd", nargs=argparse.REMAINDER)
+    args = p.parse_args()
+    cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    for mod in filter(None, args.needs.split(",")):
+        try:
+            importlib.import_module(mod)
+        except ImportError as exc:
+            print(f"SKIP: {mod} is not importable by {sys.executable} ({exc})")
+            return SKIP
+    tmp = tempfile.mkdtemp(prefix="llm_tp-test-")
+    paths = {"{out}": os.path.join(tmp, "result.json"), "{md}": os.path.join(tmp, "table.md"),
+             "{prof}": os.path.join(tmp, "timelines")}
+    cmd = [paths.get(a, a) for a in cmd]
+    print("running:", " ".join(cmd), flush=True)
+    proc = subprocess.run(cmd, stderr=subprocess.PIPE, text=True)
+    sys.stderr.write(proc.stderr)
+    if proc.returncode != args.expect_exit:
+        print(f"FAIL: exit status {proc.returncode}, expected {args.expect_exit}")
+        return 1
+    if args.expect_stderr and not re.search(args.expect_stderr, proc.stderr):
+        print(f"FAIL: stderr does not match {args.expect_stderr!r}")
+        return 1
+    if args.validate:
+        with open(paths["{out}"]) as f:
+            doc = json.load(f)
+        errs = problems_in_result(doc, args)
+        if "--md" in cmd:
+            with open(paths["{md}"]) as f:
+                table = f.read()
+            for phase in ("hp_alone", "lp_alone", "contended"):
+                if f"| {phase} |" not in table:
+                    errs.append(f"markdown table has no {phase} row")
+        if "--profile-dir" in cmd:
+            errs += problems_in_timelines(paths["{prof}"], args.tp, args.all_ranks)
+        for e in errs:
+            print("FAIL:", e)
+        if errs:
+            print(f"(output kept in {tmp})")
+            return 1
+    print("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
