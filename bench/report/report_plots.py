@@ -49,9 +49,10 @@ def sweep(data: dict, out_dir: Path):
     """HP P99 / isolated against the unmap+CWSR cost, one line per approach."""
     series = {}
     for p in data.get("points", []):
-        if p.get("cost_us") is None or p.get("ratio_to_isolated") is None:
+        cost = p.get("params", {}).get("cost_us")
+        if cost is None or p.get("p99_ratio") is None:
             continue
-        series.setdefault(p.get("approach", "?"), []).append((p["cost_us"], p["ratio_to_isolated"]))
+        series.setdefault(p.get("approach", "?"), []).append((cost, p["p99_ratio"]))
     if not series:
         return None
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
@@ -59,6 +60,10 @@ def sweep(data: dict, out_dir: Path):
         pts.sort()
         ax.plot([c for c, _ in pts], [r for _, r in pts], marker="o", markersize=3, label=name)
     ax.axhline(1.1, color="green", linewidth=0.8, linestyle="--", label="1.1x isolated")
+    native = [p for p in data.get("points", []) if p.get("approach") == "native"]
+    if native:
+        ax.axhline(native[0]["p99_ratio"], color="red", linewidth=0.8, linestyle=":",
+                   label="no amdqpd")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("unmap + CWSR save/restore cost per runlist update (us)")
