@@ -20,7 +20,9 @@ static int amdqp_stats_show(struct seq_file *m, void *unused)
 	S(queues_resumed);
 	S(failures);
 	S(watchdog_resumes);
+	S(watchdog_sweeps);
 	S(events_lost);
+	S(rate_limited);
 #undef S
 	return 0;
 }

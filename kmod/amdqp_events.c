@@ -10,29 +10,49 @@
 
 #include "amdqp_priv.h"
 
-/* Protects amdqp_event_files and every file's ev_* fields. */
-static DEFINE_SPINLOCK(amdqp_event_lock);
+/*
+ * amdqp_event_files_lock: amdqp_event_files, and which ring each file on
+ * it has (f->ev_ring is installed and taken away under it and the file's
+ * ev_lock). Taken inside amdqp_lock, never the other way round. A mutex:
+ * emission walks every subscribed file, and must stay preemptible.
+ *
+ * amdqp_file.ev_lock: the file's ring contents, head, count, lost and
+ * mask; readers take only this. Never taken in interrupt context, so no
+ * interrupts are disabled; O(1) work under it.
+ */
+static DEFINE_MUTEX(amdqp_event_files_lock);
 static LIST_HEAD(amdqp_event_files);
 
+void amdqp_events_init_file(struct amdqp_file *f)
+{
+	INIT_LIST_HEAD(&f->ev_node);
+	init_waitqueue_head(&f->ev_wait);
+	spin_lock_init(&f->ev_lock);
+}
+
 /*
- * Queue one record on every subscribed fd. Callable with amdqp_lock held
- * and from atomic context. @pid is translated per reader.
+ * Queue one record on every subscribed fd. Called with amdqp_lock held (or
+ * not); may sleep. @pid is translated per reader.
  */
 void amdqp_emit(u32 type, struct pid *pid, u32 gpu_id, u32 queue_id,
 		int error, u64 data)
 {
 	struct amdqp_file *f;
-	unsigned long flags;
 	u64 now = amdqp_now_ns();
 
-	spin_lock_irqsave(&amdqp_event_lock, flags);
+	might_sleep();
+	mutex_lock(&amdqp_event_files_lock);
 	list_for_each_entry(f, &amdqp_event_files, ev_node) {
 		struct amdqp_event *ev;
 
-		if (!(f->ev_mask & BIT_ULL(type)))
+		spin_lock(&f->ev_lock);
+		if (!(f->ev_mask & BIT_ULL(type))) {
+			spin_unlock(&f->ev_lock);
 			continue;
+		}
 		if (f->ev_count == AMDQP_EVENT_RING) {
 			f->ev_lost++;
+			spin_unlock(&f->ev_lock);
 			atomic64_inc(&amdqp_stats.events_lost);
 			wake_up_interruptible(&f->ev_wait);
 			continue;
@@ -47,9 +67,10 @@ void amdqp_emit(u32 type, struct pid *pid, u32 gpu_id, u32 queue_id,
 		ev->error = error;
 		ev->data = data;
 		f->ev_count++;
+		spin_unlock(&f->ev_lock);
 		wake_up_interruptible(&f->ev_wait);
 	}
-	spin_unlock_irqrestore(&amdqp_event_lock, flags);
+	mutex_unlock(&amdqp_event_files_lock);
 }
 
 long amdqp_ioctl_set_event_mask(struct amdqp_file *f, void __user *arg,
@@ -57,7 +78,6 @@ long amdqp_ioctl_set_event_mask(struct amdqp_file *f, void __user *arg,
 {
 	struct amdqp_event *ring = NULL, *old;
 	struct amdqp_event_mask m;
-	unsigned long flags;
 	int ret;
 
 	ret = copy_struct_from_user(&m, sizeof(m), arg, size);
@@ -67,12 +87,15 @@ long amdqp_ioctl_set_event_mask(struct amdqp_file *f, void __user *arg,
 		return -EINVAL;
 	if (m.mask) {
 		m.mask |= BIT_ULL(AMDQP_EVENT_OVERFLOW);
-		ring = kcalloc(AMDQP_EVENT_RING, sizeof(*ring), GFP_KERNEL);
+		/* Lives as long as the fd: charged to the caller's memcg. */
+		ring = kvcalloc(AMDQP_EVENT_RING, sizeof(*ring),
+				GFP_KERNEL_ACCOUNT);
 		if (!ring)
 			return -ENOMEM;
 	}
 
-	spin_lock_irqsave(&amdqp_event_lock, flags);
+	mutex_lock(&amdqp_event_files_lock);
+	spin_lock(&f->ev_lock);
 	old = NULL;
 	if (f->ev_ring && m.mask) {
 		/* Keep what is queued; only the filter changes. */
@@ -89,31 +112,30 @@ long amdqp_ioctl_set_event_mask(struct amdqp_file *f, void __user *arg,
 		f->ev_lost = 0;
 	}
 	f->ev_mask = m.mask;
-	spin_unlock_irqrestore(&amdqp_event_lock, flags);
+	spin_unlock(&f->ev_lock);
+	mutex_unlock(&amdqp_event_files_lock);
 
-	kfree(old);
-	kfree(ring);
+	kvfree(old);
+	kvfree(ring);
 	return 0;
 }
 
 static bool amdqp_events_pending(struct amdqp_file *f)
 {
-	unsigned long flags;
 	bool ret;
 
-	spin_lock_irqsave(&amdqp_event_lock, flags);
+	spin_lock(&f->ev_lock);
 	ret = f->ev_count || f->ev_lost;
-	spin_unlock_irqrestore(&amdqp_event_lock, flags);
+	spin_unlock(&f->ev_lock);
 	return ret;
 }
 
 /* Take one record off the ring, the overflow notice after the kept ones. */
 static bool amdqp_event_pop(struct amdqp_file *f, struct amdqp_event *ev)
 {
-	unsigned long flags;
 	bool got = true;
 
-	spin_lock_irqsave(&amdqp_event_lock, flags);
+	spin_lock(&f->ev_lock);
 	if (f->ev_count) {
 		*ev = f->ev_ring[f->ev_head];
 		f->ev_head = (f->ev_head + 1) % AMDQP_EVENT_RING;
@@ -128,16 +150,14 @@ static bool amdqp_event_pop(struct amdqp_file *f, struct amdqp_event *ev)
 	} else {
 		got = false;
 	}
-	spin_unlock_irqrestore(&amdqp_event_lock, flags);
+	spin_unlock(&f->ev_lock);
 	return got;
 }
 
 static void amdqp_event_unpop(struct amdqp_file *f,
 			      const struct amdqp_event *ev)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&amdqp_event_lock, flags);
+	spin_lock(&f->ev_lock);
 	if (ev->type == AMDQP_EVENT_OVERFLOW && !ev->pid && !ev->gpu_id) {
 		f->ev_lost += ev->data;
 	} else if (f->ev_count < AMDQP_EVENT_RING && f->ev_ring) {
@@ -148,7 +168,7 @@ static void amdqp_event_unpop(struct amdqp_file *f,
 	} else {
 		f->ev_lost++;
 	}
-	spin_unlock_irqrestore(&amdqp_event_lock, flags);
+	spin_unlock(&f->ev_lock);
 }
 
 ssize_t amdqp_read(struct file *filp, char __user *buf, size_t len,
@@ -197,14 +217,15 @@ __poll_t amdqp_poll(struct file *filp, struct poll_table_struct *wait)
 void amdqp_events_release(struct amdqp_file *f)
 {
 	struct amdqp_event *ring;
-	unsigned long flags;
 
-	spin_lock_irqsave(&amdqp_event_lock, flags);
+	mutex_lock(&amdqp_event_files_lock);
+	spin_lock(&f->ev_lock);
 	ring = f->ev_ring;
 	if (ring)
 		list_del_init(&f->ev_node);
 	f->ev_ring = NULL;
 	f->ev_mask = 0;
-	spin_unlock_irqrestore(&amdqp_event_lock, flags);
-	kfree(ring);
+	spin_unlock(&f->ev_lock);
+	mutex_unlock(&amdqp_event_files_lock);
+	kvfree(ring);
 }

@@ -74,7 +74,16 @@ static long amdqp_ioctl_list_devices(void __user *arg, u32 size)
 		return ret;
 	if (l.pad || amdqp_check_array(l.count, l.info_size))
 		return -EINVAL;
-	cap = min_t(u32, l.count, 4096);
+	/*
+	 * Room for the devices there are, not for what the caller offers:
+	 * one added meanwhile is counted, and the caller asks again.
+	 */
+	mutex_lock(&amdqp_lock);
+	list_for_each_entry(dev, &amdqp_devices, node)
+		n++;
+	mutex_unlock(&amdqp_lock);
+	cap = min(l.count, n);
+	n = 0;
 	if (cap) {
 		infos = kvcalloc(cap, sizeof(*infos), GFP_KERNEL);
 		if (!infos)
@@ -154,17 +163,100 @@ static void amdqp_fill_info(struct amdqp_file *f, struct amdqp_queue *q,
 	}
 }
 
+/*
+ * Entries LIST_QUEUES fills per pass: the kernel buffer is bounded by
+ * this, not by the caller's count (about 30 KiB).
+ */
+#define AMDQP_LIST_CHUNK	256
+
+/*
+ * Where a LIST_QUEUES call stopped: queues are listed in registration
+ * order (devices and their queue lists only grow at the tail, and seq
+ * numbers only grow), so a pass resumes after the last one reported.
+ */
+struct amdqp_list_pos {
+	u64 dev_seq;
+	u64 q_seq;
+};
+
+static bool amdqp_list_after(const struct amdqp_list_pos *pos,
+			     const struct amdqp_queue *q)
+{
+	return q->dev->seq > pos->dev_seq ||
+	       (q->dev->seq == pos->dev_seq && q->seq > pos->q_seq);
+}
+
+/*
+ * One pass: fill up to @room entries after @pos (moving it), count in
+ * *@more the matching queues after them. Returns the entries filled.
+ */
+static u32 amdqp_list_pass(struct amdqp_file *f,
+			   const struct amdqp_list_queues *l,
+			   struct amdqp_queue_info *infos, u32 room,
+			   struct amdqp_list_pos *pos, u32 *more)
+{
+	struct pid *want = NULL, *seen = NULL;
+	struct amdqp_device *dev;
+	struct amdqp_queue *q;
+	bool see_va = false;
+	u32 k = 0;
+	u64 now;
+
+	*more = 0;
+	mutex_lock(&amdqp_lock);
+	now = amdqp_now_ns();
+	if (l->pid) {
+		rcu_read_lock();
+		want = find_pid_ns(l->pid, f->pid_ns);
+		rcu_read_unlock();
+		/* Compared by address only; a vanished pid matches nothing. */
+		if (!want)
+			goto unlock;
+	}
+	list_for_each_entry(dev, &amdqp_devices, node) {
+		if (l->gpu_id && dev->gpu_id != l->gpu_id)
+			continue;
+		if (dev->seq < pos->dev_seq)
+			continue;
+		list_for_each_entry(q, &dev->queues, dev_node) {
+			if (want && q->owner != want)
+				continue;
+			if (!pid_nr_ns(q->owner, f->pid_ns))
+				continue;	/* outside our namespace */
+			if (!amdqp_list_after(pos, q))
+				continue;	/* reported by an earlier pass */
+			if (k == room) {
+				(*more)++;
+				continue;
+			}
+			/* A process's queues are mostly adjacent. */
+			if (q->owner != seen) {
+				seen = q->owner;
+				see_va = amdqp_may_read_owner(seen);
+			}
+			amdqp_fill_info(f, q, &infos[k++], now, see_va);
+			pos->dev_seq = dev->seq;
+			pos->q_seq = q->seq;
+		}
+	}
+unlock:
+	mutex_unlock(&amdqp_lock);
+	return k;
+}
+
+/*
+ * The caller's array is filled in passes of AMDQP_LIST_CHUNK entries,
+ * copied out between them without amdqp_lock. A queue that exists for
+ * the whole call is reported exactly once; one created or destroyed
+ * meanwhile may or may not be.
+ */
 static long amdqp_ioctl_list_queues(struct amdqp_file *f, void __user *arg,
 				    u32 size)
 {
 	struct amdqp_queue_info *infos = NULL;
+	struct amdqp_list_pos pos = {};
 	struct amdqp_list_queues l;
-	struct amdqp_device *dev;
-	struct amdqp_queue *q;
-	struct pid *want = NULL, *seen = NULL;
-	bool see_va = false;
-	u32 n = 0, cap;
-	u64 now;
+	u32 filled = 0, k, more, chunk;
 	long ret;
 
 	ret = copy_struct_from_user(&l, sizeof(l), arg, size);
@@ -173,52 +265,30 @@ static long amdqp_ioctl_list_queues(struct amdqp_file *f, void __user *arg,
 	if (l.flags || amdqp_check_array(l.count, l.info_size) ||
 	    l.pid > PID_MAX_LIMIT)
 		return -EINVAL;
-	cap = min_t(u32, l.count, 65536);
-	if (cap) {
-		infos = kvcalloc(cap, sizeof(*infos), GFP_KERNEL);
+	chunk = min_t(u32, l.count, AMDQP_LIST_CHUNK);
+	if (chunk) {
+		infos = kvcalloc(chunk, sizeof(*infos), GFP_KERNEL);
 		if (!infos)
 			return -ENOMEM;
 	}
 
-	mutex_lock(&amdqp_lock);
-	now = amdqp_now_ns();
-	if (l.pid) {
-		rcu_read_lock();
-		want = find_pid_ns(l.pid, f->pid_ns);
-		rcu_read_unlock();
-		/* Compared by address only; a vanished pid matches nothing. */
-		if (!want)
-			goto unlock;
-	}
-	list_for_each_entry(dev, &amdqp_devices, node) {
-		if (l.gpu_id && dev->gpu_id != l.gpu_id)
-			continue;
-		list_for_each_entry(q, &dev->queues, dev_node) {
-			if (want && q->owner != want)
-				continue;
-			if (!pid_nr_ns(q->owner, f->pid_ns))
-				continue;	/* outside our namespace */
-			if (n < cap) {
-				/* A process's queues are mostly adjacent. */
-				if (q->owner != seen) {
-					seen = q->owner;
-					see_va = amdqp_may_read_owner(seen);
-				}
-				amdqp_fill_info(f, q, &infos[n], now, see_va);
-			}
-			n++;
-		}
-	}
-unlock:
-	mutex_unlock(&amdqp_lock);
+	do {
+		k = amdqp_list_pass(f, &l, infos,
+				    min(chunk, l.count - filled), &pos, &more);
+		ret = amdqp_copy_array_out(l.queues + (u64)filled * l.info_size,
+					   infos, sizeof(*infos), k,
+					   l.info_size);
+		if (ret)
+			goto out;
+		filled += k;
+	} while (more && filled < l.count);
 
-	l.filled = min(n, cap);
-	l.count = n;
-	ret = amdqp_copy_array_out(l.queues, infos, sizeof(*infos), l.filled,
-				   l.info_size);
+	l.filled = filled;
+	l.count = filled + more;
 	l.info_size = sizeof(*infos);
-	if (!ret && copy_to_user(arg, &l, min_t(size_t, size, sizeof(l))))
+	if (copy_to_user(arg, &l, min_t(size_t, size, sizeof(l))))
 		ret = -EFAULT;
+out:
 	kvfree(infos);
 	return ret;
 }

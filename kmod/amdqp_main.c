@@ -25,6 +25,18 @@ module_param_named(cooldown_ms, amdqp_cooldown_ms, uint, 0644);
 MODULE_PARM_DESC(cooldown_ms,
 		 "After a watchdog resume, refuse to suspend the queue for this long (ms; default 100)");
 
+unsigned int amdqp_unpriv_suspend_rate = 50;
+module_param_named(unpriv_suspend_rate, amdqp_unpriv_suspend_rate, uint,
+		   0644);
+MODULE_PARM_DESC(unpriv_suspend_rate,
+		 "Suspend calls per second and device allowed to callers without CAP_SYS_NICE or CAP_SYS_ADMIN; more fail with EBUSY (0 = no limit; default 50)");
+
+unsigned int amdqp_unpriv_suspend_burst = 20;
+module_param_named(unpriv_suspend_burst, amdqp_unpriv_suspend_burst, uint,
+		   0644);
+MODULE_PARM_DESC(unpriv_suspend_burst,
+		 "How many such calls may come at once before the rate applies (default 20)");
+
 struct amdqp_stats amdqp_stats;
 
 static int amdqp_open(struct inode *inode, struct file *filp)
@@ -35,8 +47,7 @@ static int amdqp_open(struct inode *inode, struct file *filp)
 	if (!f)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&f->holds);
-	INIT_LIST_HEAD(&f->ev_node);
-	init_waitqueue_head(&f->ev_wait);
+	amdqp_events_init_file(f);
 	f->pid_ns = get_pid_ns(task_active_pid_ns(current));
 	filp->private_data = f;
 	return nonseekable_open(inode, filp);

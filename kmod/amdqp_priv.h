@@ -9,8 +9,12 @@
  *  2. amdqp_lock (mutex, global): the device list, every device's queue
  *     list, queue fields other than the backend's, and all holds (which fd
  *     suspends which queue). Never held across a backend call.
- *  3. amdqp_event_lock (spinlock, global): the list of files receiving
- *     events and every file's event ring. Taken inside amdqp_lock.
+ *  3. amdqp_event_files_lock (mutex, global, amdqp_events.c): the list of
+ *     files receiving events, and which ring each of them has. Taken
+ *     inside amdqp_lock (events are emitted under it); a mutex so that
+ *     emission, which walks every subscribed file, stays preemptible.
+ *  4. amdqp_file.ev_lock (spinlock, per file): that file's ring contents
+ *     and counters. O(1) work under it; never taken in interrupt context.
  */
 #ifndef AMDQP_PRIV_H
 #define AMDQP_PRIV_H
@@ -30,6 +34,8 @@ extern struct list_head amdqp_devices;	/* struct amdqp_device.node */
 
 extern unsigned int amdqp_max_suspend_ms;
 extern unsigned int amdqp_cooldown_ms;
+extern unsigned int amdqp_unpriv_suspend_rate;
+extern unsigned int amdqp_unpriv_suspend_burst;
 
 struct amdqp_device {
 	struct kref ref;
@@ -44,11 +50,18 @@ struct amdqp_device {
 	u32 num_xcc;
 	u32 num_queues;			/* amdqp_lock */
 	u32 num_suspended;		/* amdqp_lock */
+	u64 seq;			/* registration order; set once */
 	/*
 	 * Bumped on reset and removal (amdqp_lock); a backend call that
 	 * straddles a change did not act on the state the core knows.
 	 */
 	u64 generation;
+	/*
+	 * Rate limit of suspensions asked for by unprivileged callers
+	 * (amdqp_ratelimit.c): the theoretical arrival time of the next
+	 * allowed one, in ns. amdqp_lock.
+	 */
+	u64 rl_tat;
 	bool dead;			/* amdqp_lock; set once */
 };
 
@@ -63,6 +76,7 @@ struct amdqp_queue {
 	void *priv;
 	kuid_t uid;
 	u32 queue_id;
+	u64 seq;			/* registration order; set once */
 	u32 priority;			/* amdqp_lock */
 	u32 nr_holds;			/* amdqp_lock */
 	/*
@@ -78,7 +92,10 @@ struct amdqp_queue {
 	u64 suspended_total_ns;
 	u64 suspend_count;
 	u64 cooldown_until;
+	u64 wd_sweep;			/* last watchdog sweep that took it */
 	bool hw_suspended;		/* off the hardware by us */
+	/* the watchdog fired for this stretch of suspension */
+	bool wd_fired;
 	bool dead;			/* unregistered by the backend */
 };
 
@@ -90,14 +107,17 @@ struct amdqp_hold {
 	struct amdqp_file *f;
 };
 
+/* Records one fd's ring holds; the ring is charged to the opener's memcg. */
 #define AMDQP_EVENT_RING	512
 
 struct amdqp_file {
 	struct list_head holds;		/* amdqp_hold.f_node; amdqp_lock */
 	struct pid_namespace *pid_ns;	/* opener's, for pid translation */
-	/* events; amdqp_event_lock */
-	struct list_head ev_node;	/* amdqp_event_files while mask != 0 */
+	/* amdqp_event_files while mask != 0; amdqp_event_files_lock */
+	struct list_head ev_node;
 	wait_queue_head_t ev_wait;
+	/* set under amdqp_event_files_lock and ev_lock; all below: ev_lock */
+	spinlock_t ev_lock;
 	struct amdqp_event *ev_ring;
 	u64 ev_mask;
 	u64 ev_lost;
@@ -143,7 +163,13 @@ void amdqp_reconcile(struct amdqp_queue **qs, unsigned int n, int *results,
 		     u32 grace_us, u64 *latency_ns);
 void amdqp_watchdog_init(void);
 void amdqp_watchdog_exit(void);
+void amdqp_watchdog_kick_locked(void);
 void amdqp_resume_everything(void);
+
+/* amdqp_ratelimit.c */
+bool amdqp_rate_exempt(void);
+int amdqp_rate_charge_locked(struct amdqp_queue **qs, unsigned int n,
+			     u64 now);
 
 /* amdqp_ioctl.c */
 long amdqp_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
@@ -156,6 +182,7 @@ long amdqp_ioctl_set_event_mask(struct amdqp_file *f, void __user *arg,
 ssize_t amdqp_read(struct file *filp, char __user *buf, size_t len,
 		   loff_t *off);
 __poll_t amdqp_poll(struct file *filp, struct poll_table_struct *wait);
+void amdqp_events_init_file(struct amdqp_file *f);
 void amdqp_events_release(struct amdqp_file *f);
 
 /* amdqp_debugfs.c */
@@ -167,7 +194,9 @@ struct amdqp_stats {
 	atomic64_t queues_resumed;
 	atomic64_t failures;
 	atomic64_t watchdog_resumes;
+	atomic64_t watchdog_sweeps;
 	atomic64_t events_lost;
+	atomic64_t rate_limited;
 };
 
 extern struct amdqp_stats amdqp_stats;

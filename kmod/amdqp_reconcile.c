@@ -95,6 +95,7 @@ static void amdqp_mark_suspended_locked(struct amdqp_queue *q, u64 now)
 	q->suspended_since = now;
 	q->suspend_count++;
 	q->dev->num_suspended++;
+	amdqp_watchdog_kick_locked();
 }
 
 /*
@@ -133,9 +134,14 @@ static void amdqp_reconcile_dev(struct amdqp_dev_job *job)
 	int *sres, *rres, *ures;
 	u64 gen, now;
 
-	/* Suspends, resumes and suspends to undo: at most n of each. */
-	sq = kcalloc(n, 3 * (sizeof(*sq) + sizeof(*sres)) + 2 * sizeof(*spos),
-		     GFP_KERNEL);
+	/*
+	 * Suspends, resumes and suspends to undo: at most n of each. n is
+	 * bounded by the callers (AMDQP_MAX_BATCH for ioctls, the
+	 * watchdog's batch, an fd's holds); kvmalloc keeps a large one from
+	 * needing a high-order page.
+	 */
+	sq = kvmalloc_array(n, 3 * (sizeof(*sq) + sizeof(*sres)) +
+			    2 * sizeof(*spos), GFP_KERNEL | __GFP_ZERO);
 	if (!sq) {
 		for (i = 0; i < n; i++)
 			job->res[job->idx[i]] = -ENOMEM;
@@ -211,7 +217,7 @@ static void amdqp_reconcile_dev(struct amdqp_dev_job *job)
 	if (nundo)
 		amdqp_undo_suspend(dev, uq, nundo, ures);
 	mutex_unlock(&dev->sched_lock);
-	kfree(sq);
+	kvfree(sq);
 }
 
 static void amdqp_dev_job_fn(struct work_struct *work)
@@ -238,14 +244,25 @@ void amdqp_reconcile(struct amdqp_queue **qs, unsigned int n, int *results,
 	struct amdqp_queue **packed;
 	unsigned int *idx, *owner;
 	unsigned int i, j, njobs = 0, fill = 0;
+	struct amdqp_device *seen = NULL;
 	u64 lat = 0;
 
 	if (!n)
 		goto out;
-	jobs = kcalloc(n, sizeof(*jobs), GFP_KERNEL);
-	packed = kcalloc(n, sizeof(*packed), GFP_KERNEL);
-	idx = kcalloc(n, sizeof(*idx), GFP_KERNEL);
-	owner = kcalloc(n, sizeof(*owner), GFP_KERNEL);
+	/* One job per device, not per queue: count the devices first. */
+	for (i = 0; i < n; i++) {
+		if (!qs[i] || qs[i]->dev == seen)
+			continue;
+		seen = qs[i]->dev;
+		for (j = 0; j < i; j++)
+			if (qs[j] && qs[j]->dev == seen)
+				break;
+		njobs += j == i;
+	}
+	jobs = kcalloc(max(njobs, 1U), sizeof(*jobs), GFP_KERNEL);
+	packed = kvmalloc_array(n, sizeof(*packed), GFP_KERNEL);
+	idx = kvmalloc_array(n, sizeof(*idx), GFP_KERNEL);
+	owner = kvmalloc_array(n, sizeof(*owner), GFP_KERNEL);
 	if (!jobs || !packed || !idx || !owner) {
 		for (i = 0; i < n; i++)
 			results[i] = -ENOMEM;
@@ -253,6 +270,7 @@ void amdqp_reconcile(struct amdqp_queue **qs, unsigned int n, int *results,
 	}
 
 	/* Group by device, keeping each device's entries contiguous. */
+	njobs = 0;
 	for (i = 0; i < n; i++) {
 		if (!qs[i])
 			continue;
@@ -295,9 +313,9 @@ void amdqp_reconcile(struct amdqp_queue **qs, unsigned int n, int *results,
 		lat = max(lat, jobs[j].latency_ns);
 	}
 free:
-	kfree(owner);
-	kfree(idx);
-	kfree(packed);
+	kvfree(owner);
+	kvfree(idx);
+	kvfree(packed);
 	kfree(jobs);
 out:
 	if (latency_ns)

@@ -29,6 +29,9 @@ LIST_HEAD(amdqp_devices);		/* amdqp_lock */
 static DEFINE_HASHTABLE(amdqp_qhash_id, 10);
 static DEFINE_HASHTABLE(amdqp_qhash_ring, 10);
 
+/* Registration order of devices and queues (LIST_QUEUES). amdqp_lock. */
+static u64 amdqp_seq;
+
 static u32 amdqp_key_id(const struct pid *owner, u32 gpu_id, u32 queue_id)
 {
 	return hash_ptr(owner, 32) ^ hash_32(gpu_id * 31 + queue_id, 32);
@@ -156,6 +159,7 @@ struct amdqp_device *amdqp_device_register(const struct amdqp_device_desc *d)
 		kfree(dev);
 		return ERR_PTR(-EEXIST);
 	}
+	dev->seq = ++amdqp_seq;
 	list_add_tail(&dev->node, &amdqp_devices);
 	amdqp_emit(AMDQP_EVENT_DEVICE_ADDED, NULL, dev->gpu_id, 0, 0,
 		   dev->sched_mode);
@@ -172,6 +176,7 @@ void amdqp_account_resume_locked(struct amdqp_queue *q, u64 now)
 		return;
 	q->suspended_total_ns += now - q->suspended_since;
 	q->hw_suspended = false;
+	q->wd_fired = false;
 	q->dev->num_suspended--;
 }
 
@@ -251,6 +256,7 @@ struct amdqp_queue *amdqp_queue_register(struct amdqp_device *dev,
 			goto busy;
 	amdqp_device_get(dev);
 	q->dev = dev;
+	q->seq = ++amdqp_seq;
 	list_add_tail(&q->dev_node, &dev->queues);
 	hash_add(amdqp_qhash_id, &q->id_node,
 		 amdqp_key_id(q->owner, dev->gpu_id, q->queue_id));

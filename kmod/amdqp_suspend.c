@@ -178,7 +178,9 @@ static int amdqp_req_read(struct amdqp_req *r, void __user *arg, u32 size,
 		if (ret)
 			return ret;
 		if (suspend) {
-			r->holds[i] = kzalloc(sizeof(*r->holds[i]), GFP_KERNEL);
+			/* A hold lives as long as the fd: charge the caller. */
+			r->holds[i] = kzalloc(sizeof(*r->holds[i]),
+					      GFP_KERNEL_ACCOUNT);
 			if (!r->holds[i])
 				return -ENOMEM;
 		}
@@ -226,8 +228,30 @@ static void amdqp_req_settle(struct amdqp_req *r)
 			r->act[i]->inflight--;
 }
 
+/*
+ * Take back the holds @f just added on @qs (each with inflight raised),
+ * before any reconciliation: the call is refused as a whole.
+ */
+static void amdqp_unhold_locked(struct amdqp_file *f, struct amdqp_queue **qs,
+				u32 n)
+{
+	struct amdqp_hold *h;
+	u32 i;
+
+	lockdep_assert_held(&amdqp_lock);
+	for (i = 0; i < n; i++) {
+		if (!qs[i])
+			continue;
+		h = amdqp_find_hold(f, qs[i]);
+		if (h)
+			amdqp_del_hold(h);
+		qs[i]->inflight--;
+	}
+}
+
 long amdqp_ioctl_suspend(struct amdqp_file *f, void __user *arg, u32 size)
 {
+	bool exempt = amdqp_rate_exempt();
 	struct amdqp_req r;
 	u64 now = amdqp_now_ns();
 	long ret;
@@ -259,6 +283,12 @@ long amdqp_ioctl_suspend(struct amdqp_file *f, void __user *arg, u32 size)
 		r.holds[i] = NULL;
 		q->inflight++;
 		r.act[i] = q;
+	}
+	if (!exempt && amdqp_rate_charge_locked(r.act, r.n, now)) {
+		amdqp_unhold_locked(f, r.act, r.n);
+		mutex_unlock(&amdqp_lock);
+		ret = -EBUSY;
+		goto out;
 	}
 	mutex_unlock(&amdqp_lock);
 
@@ -392,6 +422,7 @@ static u32 amdqp_count_queues_locked(void)
 long amdqp_ioctl_suspend_below(struct amdqp_file *f, void __user *arg,
 			       u32 size)
 {
+	bool exempt = amdqp_rate_exempt();
 	struct pid *self = task_tgid(current);
 	struct amdqp_queue **qs = NULL;
 	struct amdqp_hold **holds = NULL;
@@ -416,9 +447,13 @@ long amdqp_ioctl_suspend_below(struct amdqp_file *f, void __user *arg,
 	s.affected = 0;
 	s.skipped = 0;
 
-	/* Allocate for the current count; queues added meanwhile wait. */
+	/*
+	 * Allocate for the current count, at most AMDQP_MAX_BATCH (one
+	 * backend batch): queues added meanwhile or past the cap are left
+	 * running and counted as skipped.
+	 */
 	mutex_lock(&amdqp_lock);
-	cap = amdqp_count_queues_locked();
+	cap = min_t(u32, amdqp_count_queues_locked(), AMDQP_MAX_BATCH);
 	mutex_unlock(&amdqp_lock);
 	qs = amdqp_qarray(cap);
 	res = kvcalloc(cap ? cap : 1, sizeof(*res), GFP_KERNEL);
@@ -428,7 +463,7 @@ long amdqp_ioctl_suspend_below(struct amdqp_file *f, void __user *arg,
 		goto out;
 	}
 	for (i = 0; i < cap; i++) {
-		holds[i] = kzalloc(sizeof(*holds[i]), GFP_KERNEL);
+		holds[i] = kzalloc(sizeof(*holds[i]), GFP_KERNEL_ACCOUNT);
 		if (!holds[i]) {
 			ret = -ENOMEM;
 			goto out;
@@ -457,6 +492,12 @@ long amdqp_ioctl_suspend_below(struct amdqp_file *f, void __user *arg,
 			q->inflight++;
 			qs[n++] = q;
 		}
+	}
+	if (!exempt && amdqp_rate_charge_locked(qs, n, now)) {
+		amdqp_unhold_locked(f, qs, n);
+		mutex_unlock(&amdqp_lock);
+		ret = -EBUSY;
+		goto out;
 	}
 	mutex_unlock(&amdqp_lock);
 

@@ -48,13 +48,20 @@
 #include <linux/rwsem.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/version.h>
 #include <linux/workqueue.h>
 #include <linux/amdqp.h>
 
 #include "../amdqp_backend.h"
 #include "amdkfd_qctl.h"
 
+/* Linux 6.13 made symbol namespaces string literals. */
+#if LINUX_VERSION_MAJOR > 6 || \
+	(LINUX_VERSION_MAJOR == 6 && LINUX_VERSION_PATCHLEVEL >= 13)
+MODULE_IMPORT_NS("AMDKFD_QCTL");
+#else
 MODULE_IMPORT_NS(AMDKFD_QCTL);
+#endif
 
 /* The amdkfd functions we use, resolved at bind time. */
 struct kfdbe_api {
@@ -580,6 +587,8 @@ static int kfdbe_bind_locked(const char *why)
 		if (ret == -EPROTO)
 			pr_warn("kfd backend not bound: amdkfd queue control API version mismatch (want v%u)\n",
 				KFD_QCTL_API_VERSION);
+		else if (ret == -ENODEV)
+			pr_info("kfd backend not bound: amdkfd not loaded or no devices (it failed to initialise or is going away)\n");
 		else
 			pr_warn("kfd backend not bound: amdkfd refused the client (%d; failed to initialise or going away)\n",
 				ret);

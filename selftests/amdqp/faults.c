@@ -521,4 +521,260 @@ TEST_F_TIMEOUT(faults, watchdog, 60)
 	EXPECT_EQ(0, qp_resume1(self->qfd, getpid(), self->gpu, self->qid[0]));
 }
 
+#define STATS	"/sys/kernel/debug/amdqp/stats"
+
+/* Events of @type for one queue that arrive within @ms (or -errno). */
+static int count_events(int fd, uint32_t type, uint32_t gpu, uint32_t qid,
+			unsigned int ms)
+{
+	uint64_t end = now_ns() + ms * NSEC_PER_MSEC;
+	struct amdqp_event ev[16];
+	int n = 0;
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int64_t left = (int64_t)(end - now_ns());
+		ssize_t got;
+		int i;
+
+		if (left <= 0)
+			return n;
+		if (poll(&p, 1, left / (int64_t)NSEC_PER_MSEC + 1) <= 0)
+			continue;
+		got = read(fd, ev, sizeof(ev));
+		if (got < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (i = 0; i < got / (ssize_t)sizeof(ev[0]); i++)
+			n += ev[i].type == type && ev[i].gpu_id == gpu &&
+			     ev[i].queue_id == qid;
+	}
+}
+
+/*
+ * Item 8: a queue whose resume keeps failing gets one WATCHDOG event for
+ * the stretch, not one per 50 ms sweep; the sweeps keep retrying it, and
+ * a later stretch gets its own event.
+ */
+TEST_F_TIMEOUT(faults, watchdog_one_event_per_streak, 60)
+{
+	uint64_t wd0 = 0, wd1 = 0, wd2 = 0;
+	int st;
+
+	ASSERT_EQ(0, qp_param_set("max_suspend_ms", 200));
+	ASSERT_EQ(0, qp_param_set("cooldown_ms", 100));
+	ASSERT_EQ(0, read_named(STATS, "watchdog_resumes", &wd0));
+	ASSERT_EQ(0, qp_set_mask(self->qfd, 1ULL << AMDQP_EVENT_WATCHDOG));
+	ASSERT_EQ(0, qp_suspend1(self->qfd, getpid(), self->gpu, self->qid[0]));
+	/* Every resume from now on fails. */
+	ASSERT_EQ(0, sim_knob_set(self->gpu, "fail_busy", 1000000000));
+	ASSERT_EQ(0, qp_wait_event(self->qfd, AMDQP_EVENT_WATCHDOG, self->gpu,
+				   self->qid[0], 5000, NULL));
+	/* Some 30 sweeps retry it and fail: no further event. */
+	EXPECT_EQ(0, count_events(self->qfd, AMDQP_EVENT_WATCHDOG, self->gpu,
+				  self->qid[0], 1500));
+	st = qp_state(self->qfd, getpid(), self->gpu, self->qid[0]);
+	EXPECT_EQ(AMDQP_QSTATE_SUSPENDED,
+		  st & (AMDQP_QSTATE_SUSPENDED | AMDQP_QSTATE_HELD));
+	ASSERT_EQ(0, read_named(STATS, "watchdog_resumes", &wd1));
+	EXPECT_EQ(1, wd1 - wd0);
+
+	/* The firmware recovers: the repair pass puts it back, silently. */
+	ASSERT_EQ(0, sim_knob_set(self->gpu, "fail_busy", 0));
+	st = qp_wait_state(self->qfd, getpid(), self->gpu, self->qid[0],
+			   AMDQP_QSTATE_SUSPENDED, 0, 3000);
+	EXPECT_EQ(0, st & AMDQP_QSTATE_SUSPENDED);
+	EXPECT_EQ(0, consistent(self->qfd, self->sfd, self->gpu, self->qid[0],
+				false));
+	EXPECT_EQ(0, count_events(self->qfd, AMDQP_EVENT_WATCHDOG, self->gpu,
+				  self->qid[0], 300));
+
+	/* A new stretch is a new streak. */
+	ASSERT_EQ(0, qp_suspend1(self->qfd, getpid(), self->gpu, self->qid[0]));
+	EXPECT_EQ(0, qp_wait_event(self->qfd, AMDQP_EVENT_WATCHDOG, self->gpu,
+				   self->qid[0], 5000, NULL));
+	st = qp_wait_state(self->qfd, getpid(), self->gpu, self->qid[0],
+			   AMDQP_QSTATE_SUSPENDED, 0, 3000);
+	EXPECT_EQ(0, st & AMDQP_QSTATE_SUSPENDED);
+	ASSERT_EQ(0, read_named(STATS, "watchdog_resumes", &wd2));
+	EXPECT_EQ(2, wd2 - wd0);
+}
+
+#define NFAIL	300
+
+/* qp_state() for devices with more queues than its 256-entry list. */
+static int many_state(int fd, pid_t pid, uint32_t gpu, uint32_t qid)
+{
+	struct amdqp_queue_info *infos;
+	uint32_t i, n = 0;
+	int ret;
+
+	infos = calloc(1024, sizeof(*infos));
+	if (!infos)
+		return -ENOMEM;
+	ret = qp_list(fd, gpu, pid, infos, 1024, &n);
+	if (!ret)
+		ret = -ENOENT;
+	for (i = 0; i < n && ret == -ENOENT; i++)
+		if (infos[i].queue_id == qid)
+			ret = (int)infos[i].state;
+	free(infos);
+	return ret;
+}
+
+/* Poll many_state() until (state & @mask) == @want; the last state. */
+static int many_wait_state(int fd, pid_t pid, uint32_t gpu, uint32_t qid,
+			   uint32_t mask, uint32_t want, unsigned int ms)
+{
+	uint64_t end = now_ns() + ms * NSEC_PER_MSEC;
+	int st;
+
+	do {
+		st = many_state(fd, pid, gpu, qid);
+		if (st >= 0 && ((uint32_t)st & mask) == want)
+			break;
+		sleep_ms(10);
+	} while (now_ns() < end);
+	return st;
+}
+
+/*
+ * Item 8: more queues than one watchdog batch (256) whose resumes keep
+ * failing, on the device first in the lists, must not hide an overdue
+ * queue behind them: it is resumed on time.
+ */
+TEST_F_TIMEOUT(faults, watchdog_failing_queues_hide_nothing, 120)
+{
+	struct amdqp_queue_ref *refs;
+	struct amdqp_batch b;
+	uint32_t qid2 = 0;
+	unsigned int i;
+	int gpu2, st;
+
+	refs = calloc(NFAIL, sizeof(*refs));
+	ASSERT_NE(NULL, refs);
+	for (i = 0; i < NFAIL; i++) {
+		uint32_t qid;
+
+		ASSERT_EQ(0, sim_create(self->sfd, self->gpu, 2, &qid));
+		refs[i] = qref(getpid(), self->gpu, qid);
+	}
+	/* Registered later, so behind all of them in every list. */
+	gpu2 = sim_new_device(FAULTS_GPU_BASE + 100, variant->mode, 1, 4);
+	ASSERT_LT(0, gpu2);
+	ASSERT_EQ(0, sim_create(self->sfd, gpu2, 2, &qid2));
+
+	ASSERT_EQ(0, qp_batch(self->qfd, AMDQP_IOC_SUSPEND, refs, NFAIL, &b));
+	ASSERT_EQ(NFAIL, b.done);
+	ASSERT_EQ(0, qp_suspend1(self->qfd, getpid(), gpu2, qid2));
+	ASSERT_EQ(0, sim_knob_set(self->gpu, "fail_busy", 1000000000));
+	ASSERT_EQ(0, qp_set_mask(self->qfd, 1ULL << AMDQP_EVENT_WATCHDOG));
+	ASSERT_EQ(0, qp_param_set("cooldown_ms", 100));
+	ASSERT_EQ(0, qp_param_set("max_suspend_ms", 300));
+
+	EXPECT_EQ(0, qp_wait_event(self->qfd, AMDQP_EVENT_WATCHDOG, gpu2, qid2,
+				   5000, NULL));
+	st = qp_wait_state(self->qfd, getpid(), gpu2, qid2,
+			   AMDQP_QSTATE_SUSPENDED, 0, 3000);
+	EXPECT_EQ(0, st & (AMDQP_QSTATE_SUSPENDED | AMDQP_QSTATE_HELD));
+	/* The failing ones lost their holds too, the last one included. */
+	st = many_state(self->qfd, getpid(), self->gpu,
+			refs[NFAIL - 1].queue_id);
+	ASSERT_LE(0, st);
+	EXPECT_EQ(AMDQP_QSTATE_SUSPENDED,
+		  st & (AMDQP_QSTATE_SUSPENDED | AMDQP_QSTATE_HELD));
+
+	/* Recovered firmware: the repair pass puts them all back. */
+	ASSERT_EQ(0, sim_knob_set(self->gpu, "fail_busy", 0));
+	for (i = 0; i < NFAIL; i += NFAIL / 10) {
+		st = many_wait_state(self->qfd, getpid(), self->gpu,
+				     refs[i].queue_id, AMDQP_QSTATE_SUSPENDED,
+				     0, 5000);
+		ASSERT_LE(0, st);
+		EXPECT_EQ(0, st & AMDQP_QSTATE_SUSPENDED);
+	}
+	st = many_wait_state(self->qfd, getpid(), self->gpu,
+			     refs[NFAIL - 1].queue_id, AMDQP_QSTATE_SUSPENDED,
+			     0, 5000);
+	ASSERT_LE(0, st);
+	EXPECT_EQ(0, st & AMDQP_QSTATE_SUSPENDED);
+	sim_destroy(self->sfd, gpu2, qid2);
+	sim_del_device(gpu2);
+	free(refs);
+}
+
+/*
+ * Item 8: the watchdog is armed only while something is off the
+ * hardware: no sweep at all while nothing is, sweeps while a queue is.
+ */
+TEST_F_TIMEOUT(faults, watchdog_idle_when_nothing_suspended, 60)
+{
+	uint64_t a = 0, b = 0, c = 0, d = 0, e = 0;
+
+	/* Let a sweep armed by an earlier test run out. */
+	sleep_ms(300);
+	ASSERT_EQ(0, read_named(STATS, "watchdog_sweeps", &a));
+	sleep_ms(600);
+	ASSERT_EQ(0, read_named(STATS, "watchdog_sweeps", &b));
+	EXPECT_EQ(a, b);
+
+	ASSERT_EQ(0, qp_suspend1(self->qfd, getpid(), self->gpu, self->qid[0]));
+	sleep_ms(600);
+	ASSERT_EQ(0, read_named(STATS, "watchdog_sweeps", &c));
+	EXPECT_LE(b + 3, c);
+
+	ASSERT_EQ(0, qp_resume1(self->qfd, getpid(), self->gpu, self->qid[0]));
+	sleep_ms(300);
+	ASSERT_EQ(0, read_named(STATS, "watchdog_sweeps", &d));
+	sleep_ms(600);
+	ASSERT_EQ(0, read_named(STATS, "watchdog_sweeps", &e));
+	EXPECT_EQ(d, e);
+}
+
+/*
+ * Item 9: LIST_QUEUES no longer allocates for the caller's count; it
+ * fills the array in passes of 256. Every queue once, the count exact,
+ * also when the array is smaller than the list.
+ */
+TEST_F(faults, list_queues_in_passes)
+{
+	struct amdqp_queue_info *infos;
+	struct amdqp_list_queues l;
+	unsigned int i, j, dup = 0, want = NFAIL + NQ;
+
+	for (i = 0; i < NFAIL; i++) {
+		uint32_t qid;
+
+		ASSERT_EQ(0, sim_create(self->sfd, self->gpu, 2, &qid));
+	}
+	infos = calloc(1024, sizeof(*infos));
+	ASSERT_NE(NULL, infos);
+	memset(&l, 0, sizeof(l));
+	l.queues = (uintptr_t)infos;
+	l.count = 1024;
+	l.info_size = sizeof(*infos);
+	l.gpu_id = self->gpu;
+	ASSERT_EQ(0, ioctl(self->qfd, AMDQP_IOC_LIST_QUEUES, &l));
+	EXPECT_EQ(want, l.filled);
+	EXPECT_EQ(want, l.count);
+	for (i = 0; i < l.filled; i++)
+		for (j = i + 1; j < l.filled; j++)
+			dup += infos[i].queue_id == infos[j].queue_id;
+	EXPECT_EQ(0, dup);
+	/* Registration order: ids grow (the sim hands them out in order). */
+	for (i = 1; i < l.filled; i++)
+		EXPECT_LT(infos[i - 1].queue_id, infos[i].queue_id);
+
+	/* A smaller array: a prefix, and the full count. */
+	l.count = 260;
+	memset(infos, 0, 1024 * sizeof(*infos));
+	ASSERT_EQ(0, ioctl(self->qfd, AMDQP_IOC_LIST_QUEUES, &l));
+	EXPECT_EQ(260, l.filled);
+	EXPECT_EQ(want, l.count);
+	EXPECT_EQ(0, infos[260].queue_id);
+	free(infos);
+}
+
 TEST_HARNESS_MAIN

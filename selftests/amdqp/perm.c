@@ -438,4 +438,116 @@ TEST_F(perm, pid_namespace)
 	close(down[1]);
 }
 
+/* What the unprivileged child saw of the suspend rate limit. */
+struct rate_report {
+	int create_own;
+	int res[8];
+	int after_wait;
+	int resume_after_busy;
+};
+
+#define RATE_PER_S	2
+#define RATE_BURST	3
+
+static void rate_main(uint32_t gpu, int up)
+{
+	struct rate_report r;
+	uint32_t qid = 0;
+	int fd, sfd;
+	unsigned int i;
+
+	memset(&r, 0, sizeof(r));
+	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
+		_exit(3);
+	prctl(PR_SET_DUMPABLE, 1);
+	fd = qp_open();
+	sfd = sim_open();
+	if (fd < 0 || sfd < 0) {
+		r.create_own = fd < 0 ? fd : sfd;
+		goto out;
+	}
+	r.create_own = sim_create(sfd, gpu, 5, &qid);
+	if (r.create_own)
+		goto out;
+	/* Back to back: the burst passes, then the device's bucket is dry. */
+	for (i = 0; i < ARRAY_LEN(r.res); i++) {
+		r.res[i] = qp_suspend1(fd, getpid(), gpu, qid);
+		if (!r.res[i])
+			qp_resume1(fd, getpid(), gpu, qid);
+	}
+	/* Nothing was held by the refused calls; resuming is never limited. */
+	r.resume_after_busy = qp_resume1(fd, getpid(), gpu, qid);
+	sleep_ms(1000 / RATE_PER_S + 200);
+	r.after_wait = qp_suspend1(fd, getpid(), gpu, qid);
+	qp_resume1(fd, getpid(), gpu, qid);
+out:
+	write_full(up, &r, sizeof(r));
+	_exit(0);
+}
+
+/*
+ * Item 9: every suspension under HWS preempts the whole device, so
+ * callers without CAP_SYS_NICE/CAP_SYS_ADMIN get unpriv_suspend_burst at
+ * once and then unpriv_suspend_rate per second per device; more fail as
+ * a whole with EBUSY, holding nothing. Root is exempt.
+ */
+TEST_F(perm, unprivileged_rate_limit)
+{
+	uint64_t rate, burst, limited0 = 0, limited1 = 0;
+	struct rate_report r;
+	unsigned int i, ok = 0, busy = 0;
+	int up[2], status;
+	pid_t child;
+
+	ASSERT_EQ(0, qp_param_get("unpriv_suspend_rate", &rate));
+	ASSERT_EQ(0, qp_param_get("unpriv_suspend_burst", &burst));
+	ASSERT_EQ(0, qp_param_set("unpriv_suspend_rate", RATE_PER_S));
+	ASSERT_EQ(0, qp_param_set("unpriv_suspend_burst", RATE_BURST));
+	read_named("/sys/kernel/debug/amdqp/stats", "rate_limited", &limited0);
+
+	/* Root is exempt however fast it goes. */
+	for (i = 0; i < 8; i++) {
+		EXPECT_EQ(0, qp_suspend1(self->qfd, getpid(), self->gpu,
+					 self->qid));
+		EXPECT_EQ(0, qp_resume1(self->qfd, getpid(), self->gpu,
+					self->qid));
+	}
+
+	ASSERT_EQ(0, pipe(up));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		close(self->qfd);
+		close(self->sfd);
+		rate_main(self->gpu, up[1]);
+	}
+	close(up[1]);
+	EXPECT_EQ(0, read_full(up[0], &r, sizeof(r)));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	close(up[0]);
+	qp_param_set("unpriv_suspend_rate", rate);
+	qp_param_set("unpriv_suspend_burst", burst);
+	if (r.create_own)
+		SKIP(return, "nobody cannot use the sim (%d)", r.create_own);
+
+	for (i = 0; i < ARRAY_LEN(r.res); i++) {
+		if (!r.res[i])
+			ok++;
+		else if (r.res[i] == -EBUSY)
+			busy++;
+		else
+			TH_LOG("call %u: unexpected %d", i, r.res[i]);
+	}
+	EXPECT_EQ(0, r.res[0]);
+	EXPECT_EQ(0, r.res[RATE_BURST - 1]);
+	EXPECT_EQ(-EBUSY, r.res[RATE_BURST]);
+	/* 8 calls take far less than the 2.5 s that 5 more tokens need. */
+	EXPECT_GE(RATE_BURST + 1, ok);
+	EXPECT_EQ(ARRAY_LEN(r.res), ok + busy);
+	EXPECT_EQ(-EALREADY, r.resume_after_busy);
+	EXPECT_EQ(0, r.after_wait);
+	read_named("/sys/kernel/debug/amdqp/stats", "rate_limited", &limited1);
+	EXPECT_EQ(busy, limited1 - limited0);
+}
+
 TEST_HARNESS_MAIN

@@ -570,4 +570,60 @@ TEST(unload_resumes_what_the_core_could_not)
 	EXPECT_EQ(0, stub_stat_v("violations"));
 }
 
+#define NFAIL	300
+
+/*
+ * Item 8: at unload the core retries resumes that keep failing a bounded
+ * number of times, more queues than one batch included, then gives up and
+ * leaves them to the backend's unbind and the glue's safety net. Before,
+ * 256 or more such queues made module exit spin for ever.
+ */
+TEST(unload_gives_up_on_resumes_that_keep_failing)
+{
+	struct amdqp_queue_ref *refs;
+	struct amdqp_batch b;
+	int gpu, fd, i;
+	pid_t owner;
+
+	if (!stub_available())
+		SKIP(return, "amdqp and amdqp_kfdstub not loaded");
+	refs = calloc(NFAIL, sizeof(*refs));
+	ASSERT_NE(NULL, refs);
+	gpu = stub_new_device(STUB_GPU_BASE + 0x200, "hws");
+	ASSERT_LT(0, gpu);
+	owner = sleeper_start();
+	ASSERT_LT(0, owner);
+	for (i = 0; i < NFAIL; i++) {
+		ASSERT_EQ(0, stub_cmd("queue_add %d %d %d 2 %llx", owner, gpu,
+				      i + 1, (unsigned long long)RING(i)));
+		refs[i] = qref(owner, gpu, i + 1);
+	}
+	fd = qp_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qp_batch(fd, AMDQP_IOC_SUSPEND, refs, NFAIL, &b));
+	ASSERT_EQ(NFAIL, b.done);
+	/* From now on every call on the device fails, changing nothing. */
+	ASSERT_EQ(0, stub_cmd("fail_dev %d -16 100000000 all", gpu));
+	close(fd);
+	sleep_ms(200);
+	EXPECT_EQ(NFAIL, stub_nr_ctl());
+
+	for (i = 0; i < 50 && kmod_rmmod("amdqp"); i++)
+		sleep_ms(100);
+	ASSERT_EQ(0, access("/sys/module/amdqp", F_OK) ? 0 : -EBUSY);
+	/* The glue dropped what nobody could resume when amdqp left. */
+	EXPECT_EQ(0, stub_nr_ctl());
+	EXPECT_EQ(0, stub_stat_v("violations"));
+	EXPECT_EQ(0, stub_stat_v("handles"));
+
+	ASSERT_EQ(0, stub_cmd("fail_dev %d -16 0 all", gpu));
+	ASSERT_EQ(0, kmod_insmod("amdqp.ko", ""));
+	EXPECT_EQ(1, kfd_bound());
+	stub_cmd("proc_exit %d", owner);
+	stub_cmd("dev_del %d", gpu);
+	sleeper_stop(owner);
+	free(refs);
+	EXPECT_EQ(0, stub_stat_v("violations"));
+}
+
 TEST_HARNESS_MAIN

@@ -111,7 +111,8 @@ static inline int stub_proc(pid_t pid, int *exited, int *handles)
 /* Number of queues of the whole stub with the ctl flag set. */
 static inline int stub_nr_ctl(void)
 {
-	char buf[16384], *line, *save = NULL;
+	/* Room for a few hundred queues' lines. */
+	char buf[131072], *line, *save = NULL;
 	int n = 0, ret = read_str(STUB_DBG "/state", buf, sizeof(buf));
 
 	if (ret < 0)

@@ -173,7 +173,10 @@ struct amdqp_queue_info {
  * @flags: zero
  *
  * Queues whose owner is not visible in the caller's pid namespace are left
- * out. The list is a snapshot.
+ * out. The kernel fills @queues in passes of a few hundred entries, whatever
+ * @count offers: a queue that exists for the whole call is listed exactly
+ * once, one created or destroyed during a call that needs several passes
+ * may or may not be.
  */
 struct amdqp_list_queues {
 	__u64 queues;
@@ -240,8 +243,13 @@ struct amdqp_set_priority {
  *
  * Suspensions belong to the fd: closing it resumes them. A queue is off the
  * hardware while any fd holds it. All entries of one device are handled by
- * one scheduler update under HWS. The ioctl fails only for malformed
- * requests; per-queue failures are in each entry's @result:
+ * one scheduler update under HWS. The ioctl fails for malformed requests,
+ * and SUSPEND with EBUSY, nothing done and no entry written, when the
+ * caller has neither CAP_SYS_NICE nor CAP_SYS_ADMIN and a device it would
+ * take a queue off is over the module's unpriv_suspend_rate (per second,
+ * after a burst of unpriv_suspend_burst): under HWS every suspension
+ * preempts all queues of the device. Retry later. Per-queue failures are
+ * in each entry's @result:
  *  -ENOENT  no such queue (or it vanished during the call)
  *  -EPERM   not allowed to suspend it
  *  -EALREADY suspend: this fd already holds it; resume: this fd does not
@@ -277,8 +285,10 @@ struct amdqp_batch {
  *
  * The policy's hot path: one call, one scheduler update per device.
  * Queues owned by the caller's own process are never suspended by
- * SUSPEND_BELOW. RESUME_ALL drops every suspension this fd holds on the
- * devices.
+ * SUSPEND_BELOW; it takes at most AMDQP_MAX_BATCH queues per call, further
+ * eligible ones are counted in @skipped. It fails with EBUSY, nothing
+ * done, under the same rate limit as AMDQP_IOC_SUSPEND. RESUME_ALL drops
+ * every suspension this fd holds on the devices; it is never limited.
  */
 struct amdqp_gpu_set {
 	__u64 gpu_ids;
