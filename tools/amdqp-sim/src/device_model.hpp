@@ -28,6 +28,9 @@ struct TimesliceParams {
     Ns slice = 3000 * kUs;
     Ns switch_cost = 25 * kUs;   // assumption
     bool yield_when_dry = true;  // a context with nothing queued gives the GPU up
+    // How long a context that ran dry keeps the GPU before the scheduler
+    // sees it idle and yields it; work submitted meanwhile runs at once.
+    Ns dry_hold = 0;
 };
 
 struct HwsParams {

@@ -20,7 +20,7 @@ namespace {
 // Options shared by run, validate and sweep: the device and the daemon.
 struct DeviceOpts {
     std::string model = "hws";
-    double slice_us = -1, switch_us = -1, corun_rate = -1;
+    double slice_us = -1, switch_us = -1, dry_hold_us = -1, corun_rate = -1;
     double unmap_us = -1, map_us = -1, save_us = -1, restore_us = -1;
     bool no_yield = false;
 
@@ -30,6 +30,8 @@ struct DeviceOpts {
             ->capture_default_str();
         app.add_option("--slice-us", slice_us, "timeslice: time slice length (us)");
         app.add_option("--switch-us", switch_us, "timeslice: context switch cost (us)");
+        app.add_option("--dry-hold-us", dry_hold_us,
+                       "timeslice: how long a context that ran dry keeps the GPU (us)");
         app.add_flag("--no-yield", no_yield,
                      "timeslice: a context that runs dry keeps the GPU until its slice ends");
         app.add_option("--corun-rate", corun_rate,
@@ -48,6 +50,7 @@ struct DeviceOpts {
         };
         put("slice_us", slice_us);
         put("switch_us", switch_us);
+        put("dry_hold_us", dry_hold_us);
         put("corun_rate", corun_rate);
         put("unmap_us", unmap_us);
         put("map_us", map_us);

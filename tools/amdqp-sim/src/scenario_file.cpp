@@ -63,6 +63,7 @@ void apply_device_keys(const nlohmann::json& j, DeviceParams& d) {
     d.ts.slice = us(j, "slice_us", d.ts.slice);
     d.ts.switch_cost = us(j, "switch_us", d.ts.switch_cost);
     d.ts.yield_when_dry = j.value("yield", d.ts.yield_when_dry);
+    d.ts.dry_hold = us(j, "dry_hold_us", d.ts.dry_hold);
     d.hws.corun_rate = j.value("corun_rate", d.hws.corun_rate);
     d.hws.unmap = us(j, "unmap_us", d.hws.unmap);
     d.hws.map = us(j, "map_us", d.hws.map);
@@ -105,11 +106,11 @@ Scenario parse_scenario(const nlohmann::json& j, const std::string& base_dir) {
     sc.duration = static_cast<Ns>(j.value("duration_s", 30.0) * 1e9);
     sc.warmup = static_cast<Ns>(j.value("warmup_s", 1.0) * 1e9);
     for (const auto& d : j.at("devices")) {
-        check_keys(
-            d,
-            {"gpu", "model", "compute_fraction", "slice_us", "switch_us", "yield", "corun_rate",
-             "unmap_us", "map_us", "cwsr_save_us", "cwsr_restore_us", "nccl_occupancy"},
-            "device");
+        check_keys(d,
+                   {"gpu", "model", "compute_fraction", "slice_us", "switch_us", "yield",
+                    "dry_hold_us", "corun_rate", "unmap_us", "map_us", "cwsr_save_us",
+                    "cwsr_restore_us", "nccl_occupancy"},
+                   "device");
         DeviceParams p;
         apply_device_keys(d, p);
         sc.devices[d.value("gpu", 0u)] = p;

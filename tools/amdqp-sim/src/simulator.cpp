@@ -261,6 +261,10 @@ bool Simulator::timeslice_owner(Device& d, const std::vector<int>& cands) {
     std::sort(ctx.begin(), ctx.end());
     const auto& ts = d.p.ts;
     const bool owner_busy = std::find(ctx.begin(), ctx.end(), d.owner) != ctx.end();
+    if (owner_busy)
+        d.dry_since = -1;
+    else if (d.dry_since < 0)
+        d.dry_since = now_;
     auto other = [&]() {
         for (int c : ctx) {
             if (c > d.owner)
@@ -281,6 +285,7 @@ bool Simulator::timeslice_owner(Device& d, const std::vector<int>& cands) {
     auto switch_to = [&](int c) {
         const Ns cost = d.owner == c ? 0 : ts.switch_cost;
         d.owner = c;
+        d.dry_since = -1;
         d.switch_until = now_ + cost;
         d.slice_end = d.switch_until + ts.slice;
     };
@@ -292,7 +297,8 @@ bool Simulator::timeslice_owner(Device& d, const std::vector<int>& cands) {
                 d.slice_end = now_ + ts.slice;
         }
     } else if (next >= 0) {
-        if (d.owner < 0 || ts.yield_when_dry || now_ >= d.slice_end)
+        const bool idle_seen = ts.yield_when_dry && now_ >= d.dry_since + ts.dry_hold;
+        if (d.owner < 0 || idle_seen || now_ >= d.slice_end)
             switch_to(next);
     }
     d.others_waiting = next >= 0;
@@ -487,6 +493,8 @@ Ns Simulator::next_event() const {
                 t = std::min(t, d.switch_until);
             if (d.others_waiting && d.slice_end > now_)
                 t = std::min(t, d.slice_end);
+            if (d.others_waiting && d.dry_since >= 0 && d.dry_since + d.p.ts.dry_hold > now_)
+                t = std::min(t, d.dry_since + d.p.ts.dry_hold);
         }
     }
     for (const auto& j : jobs_) {

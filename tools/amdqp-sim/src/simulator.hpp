@@ -92,6 +92,7 @@ class Simulator {
         Ns stall_until = 0, mes_busy_until = 0;
         int owner = -1;
         Ns slice_end = 0, switch_until = 0;
+        Ns dry_since = -1;  // when the owner last ran out of work (-1: it has work)
         bool others_waiting = false;
         std::uint64_t updates = 0;
         Ns stall_ns = 0;

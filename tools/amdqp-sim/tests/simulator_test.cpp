@@ -106,6 +106,62 @@ TEST(Cpx, HpAndLpOnSeparatePartitionsDoNotInterfere) {
     }
 }
 
+// Time slicing: LP submits a 50 us kernel at 0 and another at 120 us; one
+// HP kernel of 10 us is submitted at 60 us, while LP's first one runs.
+Scenario dry_gap(Ns dry_hold) {
+    Scenario sc;
+    DeviceParams d;
+    d.kind = DeviceKind::kTimeslice;
+    d.ts.slice = 3 * kMs;
+    d.ts.switch_cost = 25 * kUs;
+    d.ts.dry_hold = dry_hold;
+    sc.devices[0] = d;
+    sc.duration = 1 * kMs;
+    sc.warmup = 0;
+    sc.daemon.enabled = false;  // native time slicing
+    auto hp = workload("hp", 12, timeline({{0, 10 * kUs}}), 1.0, 0.1);
+    hp.first_arrival = 60 * kUs;
+    sc.workloads = {hp,
+                    workload("lp", 2, timeline({{0, 50 * kUs}, {120 * kUs, 50 * kUs}}), 1.0, 0.1)};
+    return sc;
+}
+
+const KernelRecord& lp_kernel(const Simulator& s, std::size_t k) {
+    for (const auto& r : s.kernels()) {
+        if (r.workload == 1 && r.kernel == k)
+            return r;
+    }
+    throw std::runtime_error("no such LP kernel");
+}
+
+TEST(Timeslice, ADryContextYieldsAtOnceWithoutAHold) {
+    Simulator s(dry_gap(0));
+    s.trace(true);
+    s.run();
+    // The first owner pays a switch too: LP's first kernel runs 25..75 us.
+    EXPECT_EQ(lp_kernel(s, 0).start, 25 * kUs);
+    // LP runs dry at 75 us and yields at once: HP starts after one switch.
+    EXPECT_EQ(hp_kernel(s).start, 75 * kUs + 25 * kUs);
+    EXPECT_EQ(hp_kernel(s).end, 110 * kUs);
+    // HP is dry at 110 us; LP's kernel submitted at 120 us pays the switch.
+    EXPECT_EQ(lp_kernel(s, 1).start, 145 * kUs);
+    EXPECT_EQ(lp_kernel(s, 1).end, 195 * kUs);
+}
+
+TEST(Timeslice, ADryContextKeepsTheGpuForTheHold) {
+    Simulator s(dry_gap(100 * kUs));
+    s.trace(true);
+    s.run();
+    // LP's first kernel runs 25..75 us; its gap to the next submission
+    // (75..120 us) is shorter than the hold: it keeps the GPU and its
+    // second kernel runs at once; it is seen idle only 100 us after that
+    // one ended (270 us), then HP pays the switch.
+    EXPECT_EQ(lp_kernel(s, 1).start, 120 * kUs);
+    EXPECT_EQ(lp_kernel(s, 1).end, 170 * kUs);
+    EXPECT_EQ(hp_kernel(s).start, 170 * kUs + 100 * kUs + 25 * kUs);
+    EXPECT_EQ(hp_kernel(s).end, 305 * kUs);
+}
+
 TEST(OpenLoop, LatencyCountsFromTheScheduledArrival) {
     // 2 ms requests every 1 ms: request n waits for n-1; the latency grows
     // by 1 ms per request.
