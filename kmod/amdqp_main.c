@@ -37,6 +37,12 @@ module_param_named(unpriv_suspend_burst, amdqp_unpriv_suspend_burst, uint,
 MODULE_PARM_DESC(unpriv_suspend_burst,
 		 "How many such calls may come at once before the rate applies (default 20)");
 
+/* Module parameters: plain words written by sysfs, read with READ_ONCE. */
+bool amdqp_same_uid_control = true;
+module_param_named(same_uid_control, amdqp_same_uid_control, bool, 0644);
+MODULE_PARM_DESC(same_uid_control,
+		 "Let a process suspend the queues of another dumpable process with its uids/gids, as ptrace(2) does (N: own queues only, unless CAP_SYS_PTRACE/CAP_SYS_ADMIN; set N where Yama ptrace_scope >= 1 or an LSM restricts ptrace; default Y)");
+
 struct amdqp_stats amdqp_stats;
 
 static int amdqp_open(struct inode *inode, struct file *filp)

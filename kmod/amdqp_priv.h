@@ -36,6 +36,7 @@ extern unsigned int amdqp_max_suspend_ms;
 extern unsigned int amdqp_cooldown_ms;
 extern unsigned int amdqp_unpriv_suspend_rate;
 extern unsigned int amdqp_unpriv_suspend_burst;
+extern bool amdqp_same_uid_control;
 
 struct amdqp_device {
 	struct kref ref;
@@ -158,7 +159,7 @@ long amdqp_ioctl_resume_all(struct amdqp_file *f, void __user *arg, u32 size);
 void amdqp_release_holds(struct amdqp_file *f);
 void amdqp_drop_holds_locked(struct amdqp_queue *q);
 u32 amdqp_qstate(struct amdqp_file *f, struct amdqp_queue *q, u64 now);
-int amdqp_may_control(struct amdqp_queue *q);
+int amdqp_may_control(struct amdqp_queue *q, bool audit);
 void amdqp_reconcile(struct amdqp_queue **qs, unsigned int n, int *results,
 		     u32 grace_us, u64 *latency_ns);
 void amdqp_watchdog_init(void);

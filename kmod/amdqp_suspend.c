@@ -10,39 +10,56 @@
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/user_namespace.h>
 
 #include "amdqp_priv.h"
 
 /*
- * Like ptrace attach rights: same real/effective/saved ids and a dumpable
- * target, or CAP_SYS_PTRACE/CAP_SYS_ADMIN. Returns 0 or -EPERM/-ENOENT.
+ * Like ptrace attach rights: the caller's own process; or the owner's real,
+ * effective and saved ids equal the caller's real ones and it is dumpable
+ * (unless same_uid_control is off); or CAP_SYS_PTRACE over the owner's user
+ * namespace, or CAP_SYS_ADMIN. The credential test comes first so that a
+ * capability is only asked for when it decides; @audit says whether a
+ * missing one is worth an audit record (an explicit SUSPEND) or not (a
+ * queue SUSPEND_BELOW merely skips). LSM ptrace hooks cannot be reached
+ * from a module (not exported), hence the parameter. Returns 0 or
+ * -EPERM/-ENOENT.
  */
-int amdqp_may_control(struct amdqp_queue *q)
+int amdqp_may_control(struct amdqp_queue *q, bool audit)
 {
 	const struct cred *me = current_cred(), *tc;
+	struct user_namespace *tns;
 	struct task_struct *t;
-	bool same, dumpable = true;
+	bool same, dumpable = true, ok;
 
-	/* A process may always act on its own queues, as with ptrace. */
-	if (q->owner == task_tgid(current) || capable(CAP_SYS_ADMIN))
+	if (q->owner == task_tgid(current))
 		return 0;
 	t = get_pid_task(q->owner, PIDTYPE_TGID);
 	if (!t)
-		return -ENOENT;
+		return ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN) ?
+		       0 : -ENOENT;
 	rcu_read_lock();
 	tc = __task_cred(t);
 	same = uid_eq(me->uid, tc->euid) && uid_eq(me->uid, tc->suid) &&
 	       uid_eq(me->uid, tc->uid) && gid_eq(me->gid, tc->egid) &&
 	       gid_eq(me->gid, tc->sgid) && gid_eq(me->gid, tc->gid);
+	tns = get_user_ns(tc->user_ns);
 	rcu_read_unlock();
 	task_lock(t);
 	if (t->mm)
 		dumpable = get_dumpable(t->mm) == SUID_DUMP_USER;
 	task_unlock(t);
 	put_task_struct(t);
-	if (same && dumpable)
-		return 0;
-	return capable(CAP_SYS_PTRACE) ? 0 : -EPERM;
+
+	if (same && dumpable && READ_ONCE(amdqp_same_uid_control))
+		ok = true;
+	else if (audit)
+		ok = ns_capable(tns, CAP_SYS_PTRACE) || capable(CAP_SYS_ADMIN);
+	else
+		ok = ns_capable_noaudit(tns, CAP_SYS_PTRACE) ||
+		     ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN);
+	put_user_ns(tns);
+	return ok ? 0 : -EPERM;
 }
 
 static struct amdqp_hold *amdqp_find_hold(struct amdqp_file *f,
@@ -272,7 +289,7 @@ long amdqp_ioctl_suspend(struct amdqp_file *f, void __user *arg, u32 size)
 			continue;
 		}
 		r.qs[i] = q;
-		r.res[i] = amdqp_may_control(q);
+		r.res[i] = amdqp_may_control(q, true);
 		if (!r.res[i] && amdqp_find_hold(f, q))
 			r.res[i] = -EALREADY;
 		if (!r.res[i] && now < q->cooldown_until)
@@ -482,7 +499,7 @@ long amdqp_ioctl_suspend_below(struct amdqp_file *f, void __user *arg,
 			    amdqp_find_hold(f, q))
 				continue;
 			if (n == cap || now < q->cooldown_until ||
-			    amdqp_may_control(q)) {
+			    amdqp_may_control(q, false)) {
 				s.skipped++;
 				continue;
 			}

@@ -298,6 +298,62 @@ TEST_F(perm, same_uid)
 	close(up[1]);
 }
 
+/*
+ * same_uid_control=N (for hosts where Yama or an LSM restricts ptrace):
+ * another process of the same uid is off limits to SUSPEND and skipped by
+ * SUSPEND_BELOW; root still may.
+ */
+TEST_F(perm, same_uid_control_off)
+{
+	int32_t res[3] = { 1, 1, 1 };
+	uint32_t qid = 0;
+	int up[2], status;
+	pid_t a, b;
+
+	ASSERT_EQ(0, pipe(up));
+	a = nobody_owner(self->gpu, true, up[1]);
+	ASSERT_LE(0, a);
+	ASSERT_EQ(0, read_full(up[0], &qid, sizeof(qid)));
+	if (!qid) {
+		kill(a, SIGKILL);
+		waitpid(a, NULL, 0);
+		SKIP(return, "nobody cannot create sim queues");
+	}
+	ASSERT_EQ(0, qp_param_set("same_uid_control", 0));
+	b = fork();
+	ASSERT_LE(0, b);
+	if (!b) {
+		uint32_t gpus[1] = { self->gpu };
+		struct amdqp_gpu_set gs = { 0 };
+		int fd;
+
+		close(self->qfd);
+		close(self->sfd);
+		if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
+			_exit(3);
+		prctl(PR_SET_DUMPABLE, 1);
+		fd = qp_open();
+		res[0] = qp_suspend1(fd, a, self->gpu, qid);
+		res[1] = qp_gpu_set(fd, AMDQP_IOC_SUSPEND_BELOW, gpus, 1,
+				    AMDQP_PRIORITY_MAX + 1, &gs);
+		res[2] = gs.affected;
+		write_full(up[1], res, sizeof(res));
+		_exit(0);
+	}
+	EXPECT_EQ(0, read_full(up[0], res, sizeof(res)));
+	waitpid(b, &status, 0);
+	EXPECT_EQ(0, qp_suspend1(self->qfd, a, self->gpu, qid));
+	EXPECT_EQ(0, qp_resume1(self->qfd, a, self->gpu, qid));
+	EXPECT_EQ(0, qp_param_set("same_uid_control", 1));
+	kill(a, SIGKILL);
+	waitpid(a, NULL, 0);
+	EXPECT_EQ(-EPERM, res[0]);
+	EXPECT_EQ(0, res[1]);
+	EXPECT_EQ(0, res[2]);
+	close(up[0]);
+	close(up[1]);
+}
+
 /* What the process in the new pid namespace saw. */
 struct ns_report {
 	pid_t mypid;
