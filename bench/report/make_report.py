@@ -81,7 +81,7 @@ def main() -> int:
                               load(args.bench_out / "control-loop-native.json")),
         sections.demo(load(args.demo)),
         sections.gpu_results(results, figs),
-        sections.simulator(sim_validate, sim_sweep, figs),
+        sections.simulator(sim_validate, sim_sweep, figs, results),
         sections.not_measured(),
     ]
     args.out.write_text("\n".join(p.rstrip() + "\n" for p in parts))

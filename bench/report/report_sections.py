@@ -154,7 +154,7 @@ def _pct(v):
     return None if v is None else 100.0 * v
 
 
-def simulator(val, sweep, figs):
+def simulator(val, sweep, figs, results=()):
     s = "## Trace-driven simulator (tools/amdqp-sim)\n\nRuns the real policy (libuser/policy, linked) on kernel timelines measured on NVIDIA GPUs. It is validated first: from each run's *isolated* timelines it predicts the high-priority P99 measured in that run's *contended* phase.\n\n"
     if not val:
         return s + _missing("bench/out/sim/validate.json", "make report")
@@ -175,7 +175,16 @@ def simulator(val, sweep, figs):
         s += _table(["case", "use", "HP p99 measured ms", "HP p99 predicted ms", "p99 error %",
                      "p50 error %", "LP it/s error %"], rows) + "\n\n"
     if err is None or err > limit or not val.get("pass", False):
-        return s + f"**The validation error is above {_f(limit, 0)} %: the MI308X predictions are not reported.** See tools/amdqp-sim/README.md for what the model leaves out.\n"
+        s += f"**The validation error is above {_f(limit, 0)} %: the MI308X predictions are not reported.** See tools/amdqp-sim/README.md for what the model leaves out.\n\n"
+        missed = [c for c in val.get("cases", []) if not c.get("calibration_case")
+                  and (c.get("hp_p99_error_pct") or 0) > limit]
+        alone = {r["stem"]: r["data"].get("summary", {}).get("hp_p99_alone_ms") for r in results}
+        if missed:
+            s += "Cases outside the limit, with their alone-phase P99 from the same file (a tail that moves between runs of one command is host noise, which a GPU model cannot predict):\n\n"
+            s += _table(["case", "HP p99 alone ms (measured)", "HP p99 contended ms (measured)"],
+                        [[c.get("case"), _f(alone.get(c.get("case"))),
+                          _f(c.get("hp_p99_measured_ms"))] for c in missed]) + "\n"
+        return s
     s += "### MI308X predictions (simulated, not measured)\n\n"
     if not sweep:
         return s + _missing("bench/out/sim/sweep.json", "make report")
