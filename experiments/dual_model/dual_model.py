@@ -150,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--out",
         metavar="FILE",
-        help="result JSON (issue 13 contract); " "rewritten after every phase",
+        help="result JSON (Documentation/experiments.rst); rewritten after every phase",
     )
     p.add_argument("--md", metavar="FILE", help="markdown table of the result")
     p.add_argument(

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Kernel timelines from a torch.profiler Chrome trace, in the shape amdqp-sim
-reads (issue 13 contract): per request, [start_us, dur_us, class] per kernel,
+reads (Documentation/experiments.rst): per request, [start_us, dur_us, class] per kernel,
 start relative to the request's first kernel."""
 from __future__ import annotations
 

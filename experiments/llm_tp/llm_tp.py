@@ -133,7 +133,7 @@ or a missing prerequisite.""")
     r.add_argument("--keep-run-dir", action="store_true",
                    help="keep the ranks' logs and control files (kept anyway on failure)")
     o = p.add_argument_group("output")
-    o.add_argument("--out", metavar="JSON", help="result JSON (experiments/README contract)")
+    o.add_argument("--out", metavar="JSON", help="result JSON (format: Documentation/experiments.rst)")
     o.add_argument("--md", metavar="FILE", help="markdown table of the phases")
     o.add_argument("--profile-dir", metavar="DIR",
                    help="torch.profiler kernel timelines of each job alone (rank 0; see "

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Validate a dual_model result JSON (issue 13 contract) and its markdown table.
+"""Validate a dual_model result JSON (Documentation/experiments.rst) and its markdown table.
 
 Usage: check_result.py RESULT.json [--md TABLE.md] [--preset NAME]
 Exit 0 when valid, 1 with one line per problem otherwise. Usable on GPU

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Validate kernel timeline files (issue 13 contract, the shape of the H200
+"""Validate kernel timeline files (format of Documentation/experiments.rst, the shape of the H200
 fixtures): workload, device, torch, batch, period_s, requests of
 [start_us, dur_us(, class)] with each request starting at 0, summary.
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Loader of the contract's kernel timeline JSON (the drivers'
+// Loader of the kernel timeline JSON of Documentation/experiments.rst (the drivers'
 // --profile-dir output and the vendored H200 fixtures).
 #ifndef AMDQP_SIM_TIMELINE_JSON_HPP
 #define AMDQP_SIM_TIMELINE_JSON_HPP
