@@ -13,12 +13,14 @@ streams=8
 iters=200
 seconds=60
 force=0
+destructive=0
 build_only=0
 archs=
 
 usage() {
 	cat <<USAGE
 Usage: sudo ${0##*/} [--out DIR] [--streams N] [--iters K] [--seconds S] [--force]
+            [--destructive]
        ${0##*/} --build-only [--offload-arch gfxNNN[,gfxMMM]] [--out DIR]
 
 One-command hardware validation of amdqp's kfd path on a real AMD GPU
@@ -31,13 +33,22 @@ Writes DIR/report.md and DIR/report.json (DIR defaults to
 amdgpu not loaded, no AMD GPU, an unvalidated ASIC (unless --force),
 amdgpu without the kfd-glue patches, amdqp not loadable or not bound to
 kfd, no HIP toolchain, amdgpu's sched_policy=2 (no HWS). Exit 0 when
-every check passed, 1 when one failed.
+every check passed, 1 when one failed (inconclusive and skipped checks
+do not fail the run).
+
+Checks 7 (unmap timeout) and 8 (no remap of a reset queue) make a queue
+that will not preempt: amdkfd then resets that queue (gfx 9.4.3) or the
+whole GPU (everything else), killing the work of every process on it.
+They run only with --destructive, after the main workload has ended;
+without it they are reported as skipped ("refused: destructive").
 
   --out DIR           where the report, logs and programs go
   --streams N         HIP streams (user queues) of the main workload (8)
   --iters K           suspend/resume iterations per check (200)
   --seconds S         workload duration limit (60)
   --force             run on a GPU family that is not validated
+  --destructive       also run checks 7 and 8, which reset a queue or the
+                      GPU; only on a host whose GPU nobody else is using
   --build-only        only build the programs (hwv, hwv_load) into DIR/bin;
                       needs no GPU and no root (CI)
   --offload-arch A    gfx targets for hwv_load (comma separated; default:
@@ -62,6 +73,7 @@ while [ $# -gt 0 ]; do
 		shift
 		;;
 	--force) force=1 ;;
+	--destructive) destructive=1 ;;
 	--build-only) build_only=1 ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "${0##*/}: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
@@ -167,6 +179,7 @@ write_report() {	# write_report STATUS [HWV_JSON HWV_MD WORKLOAD_LINES]
 
 # --- environment -----------------------------------------------------------
 envkv kernel "$(uname -r)"
+envkv destructive "$([ "$destructive" = 1 ] && echo "yes (checks 7, 8 run)" || echo "no (checks 7, 8 refused)")"
 # shellcheck source=/dev/null
 envkv os "$(. /etc/os-release 2>/dev/null; echo "${PRETTY_NAME:-unknown}")"
 [ "$(id -u)" = 0 ] || refuse "must run as root (loads modules, reads debugfs, suspends other processes' queues)"
@@ -210,6 +223,7 @@ envkv amdgpu_sched_policy "$sp"
 [ "$sp" != 2 ] || refuse "amdgpu sched_policy=2 (no HWS): queue control needs the HWS or MES scheduler"
 envkv amdgpu_mes "$(cat /sys/module/amdgpu/parameters/mes 2>/dev/null || echo '?')"
 envkv queue_preemption_timeout_ms "$(cat /sys/module/amdgpu/parameters/queue_preemption_timeout_ms 2>/dev/null || echo '?')"
+envkv amdgpu_cwsr_enable "$(cat /sys/module/amdgpu/parameters/cwsr_enable 2>/dev/null || echo '?')"
 if [ ! -d /sys/module/amdgpu ]; then
 	envkv amdgpu_glue "unknown (amdgpu not loaded)"
 elif grep -qw kfd_qctl_register_client /proc/kallsyms 2>/dev/null; then
@@ -269,8 +283,16 @@ done
 
 trace=/sys/kernel/tracing
 [ -d "$trace/events/amdqp" ] && echo 1 >"$trace/events/amdqp/enable" 2>/dev/null
+cp /sys/kernel/debug/kfd/hqds "$out/hqds-before.txt" 2>/dev/null
+extra=()
+if [ "$destructive" = 1 ]; then
+	note "--destructive: checks 7 and 8 will make amdkfd reset a queue or the GPU once the main workload has ended"
+	extra+=(--destructive)
+fi
+# Steps 7/8 wait for the main workload to end before resetting anything.
 "$bin/hwv" run --pid "$main" --shm "$shm.main" --streams "$streams" \
 	--victim "$victim" --victim-shm "$shm.victim" --iters "$iters" \
+	--load "$bin/hwv_load" --main-wait $((seconds + 120)) "${extra[@]}" \
 	--json "$out/checks.json" --md "$out/checks.md"
 rc=$?
 [ -d "$trace/events/amdqp" ] && echo 0 >"$trace/events/amdqp/enable" 2>/dev/null
