@@ -141,6 +141,8 @@ struct amdqp_device *amdqp_device_find_locked(u32 gpu_id);
 struct amdqp_queue *amdqp_find_queue(const struct amdqp_queue_ref *ref,
 				     struct pid_namespace *ns);
 bool amdqp_may_read_owner(struct pid *owner);
+bool amdqp_owner_creds(struct pid *owner, kuid_t uid, kgid_t gid, bool *same,
+		       bool *dumpable, struct user_namespace **ns);
 void amdqp_account_resume_locked(struct amdqp_queue *q, u64 now);
 
 /* Time @q spent suspended, the current stretch included; amdqp_lock. */

@@ -306,31 +306,49 @@ EXPORT_SYMBOL_NS_GPL(amdqp_queue_unregister, AMDQP);
  */
 bool amdqp_may_read_owner(struct pid *owner)
 {
-	const struct cred *me = current_cred(), *tc;
+	const struct cred *me = current_cred();
 	struct user_namespace *tns;
-	struct task_struct *t;
-	bool same, dumpable = true, ok;
+	bool same, dumpable, ok;
 
 	if (owner == task_tgid(current))
 		return true;
+	if (!amdqp_owner_creds(owner, me->fsuid, me->fsgid, &same, &dumpable,
+			       &tns))
+		return false;
+	ok = (same && dumpable) || ns_capable_noaudit(tns, CAP_SYS_PTRACE);
+	put_user_ns(tns);
+	return ok;
+}
+
+/*
+ * The credential half of ptrace's access test, shared by the read and the
+ * control checks: whether @owner's real, effective and saved ids all equal
+ * @uid/@gid, whether it is dumpable, and its user namespace (a reference
+ * the caller puts). False, with nothing taken, if @owner has no task.
+ */
+bool amdqp_owner_creds(struct pid *owner, kuid_t uid, kgid_t gid, bool *same,
+		       bool *dumpable, struct user_namespace **ns)
+{
+	const struct cred *tc;
+	struct task_struct *t;
+
 	t = get_pid_task(owner, PIDTYPE_TGID);
 	if (!t)
 		return false;
 	rcu_read_lock();
 	tc = __task_cred(t);
-	same = uid_eq(me->fsuid, tc->euid) && uid_eq(me->fsuid, tc->suid) &&
-	       uid_eq(me->fsuid, tc->uid) && gid_eq(me->fsgid, tc->egid) &&
-	       gid_eq(me->fsgid, tc->sgid) && gid_eq(me->fsgid, tc->gid);
-	tns = get_user_ns(tc->user_ns);
+	*same = uid_eq(uid, tc->euid) && uid_eq(uid, tc->suid) &&
+		uid_eq(uid, tc->uid) && gid_eq(gid, tc->egid) &&
+		gid_eq(gid, tc->sgid) && gid_eq(gid, tc->gid);
+	*ns = get_user_ns(tc->user_ns);
 	rcu_read_unlock();
+	*dumpable = true;
 	task_lock(t);
 	if (t->mm)
-		dumpable = get_dumpable(t->mm) == SUID_DUMP_USER;
+		*dumpable = get_dumpable(t->mm) == SUID_DUMP_USER;
 	task_unlock(t);
 	put_task_struct(t);
-	ok = (same && dumpable) || ns_capable_noaudit(tns, CAP_SYS_PTRACE);
-	put_user_ns(tns);
-	return ok;
+	return true;
 }
 
 struct amdqp_queue *amdqp_find_queue(const struct amdqp_queue_ref *ref,

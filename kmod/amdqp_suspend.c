@@ -27,30 +27,16 @@
  */
 int amdqp_may_control(struct amdqp_queue *q, bool audit)
 {
-	const struct cred *me = current_cred(), *tc;
+	const struct cred *me = current_cred();
 	struct user_namespace *tns;
-	struct task_struct *t;
-	bool same, dumpable = true, ok;
+	bool same, dumpable, ok;
 
 	if (q->owner == task_tgid(current))
 		return 0;
-	t = get_pid_task(q->owner, PIDTYPE_TGID);
-	if (!t)
+	if (!amdqp_owner_creds(q->owner, me->uid, me->gid, &same, &dumpable,
+			       &tns))
 		return ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN) ?
 		       0 : -ENOENT;
-	rcu_read_lock();
-	tc = __task_cred(t);
-	same = uid_eq(me->uid, tc->euid) && uid_eq(me->uid, tc->suid) &&
-	       uid_eq(me->uid, tc->uid) && gid_eq(me->gid, tc->egid) &&
-	       gid_eq(me->gid, tc->sgid) && gid_eq(me->gid, tc->gid);
-	tns = get_user_ns(tc->user_ns);
-	rcu_read_unlock();
-	task_lock(t);
-	if (t->mm)
-		dumpable = get_dumpable(t->mm) == SUID_DUMP_USER;
-	task_unlock(t);
-	put_task_struct(t);
-
 	if (same && dumpable && READ_ONCE(amdqp_same_uid_control))
 		ok = true;
 	else if (audit)

@@ -15,6 +15,8 @@ import tempfile
 
 import torch
 
+from stats import percentile
+
 NCCL_MARKERS = ("nccl", "rccl", "allreduce", "all_reduce", "allgather", "all_gather",
                 "reducescatter", "reduce_scatter", "alltoall", "broadcast")
 GEMM_MARKERS = ("gemm", "gemv", "cutlass", "cijk_", "matmul", "xmma", "nvjet", "sgemm",
@@ -29,16 +31,6 @@ def kernel_class(name):
     if any(m in low for m in GEMM_MARKERS):
         return "gemm"
     return "other"
-
-
-def _percentile(values, q):
-    if not values:
-        return None
-    s = sorted(values)
-    k = (len(s) - 1) * q / 100.0
-    lo = int(k)
-    hi = min(lo + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
 
 
 def _outermost(events):
@@ -97,11 +89,11 @@ def summarize(requests):
     nccl = [sum(1 for k in r if k[2] == "nccl") for r in requests]
     return {"kernels_per_request": [len(r) for r in requests],
             "nccl_kernels_per_request": nccl,
-            "kernel_us": {"p50": _percentile(durs, 50), "p99": _percentile(durs, 99),
+            "kernel_us": {"p50": percentile(durs, 50), "p99": percentile(durs, 99),
                           "max": max(durs) if durs else None},
-            "gap_us": {"p50": _percentile(gaps, 50), "p99": _percentile(gaps, 99),
+            "gap_us": {"p50": percentile(gaps, 50), "p99": percentile(gaps, 99),
                        "max": max(gaps) if gaps else None},
-            "span_us": {"p50": _percentile(spans, 50), "max": max(spans) if spans else None}}
+            "span_us": {"p50": percentile(spans, 50), "max": max(spans) if spans else None}}
 
 
 def capture(ctx, step_fn, count, period_s):
