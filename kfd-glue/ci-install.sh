@@ -64,6 +64,9 @@ mkdir -p "$empty"
 t "$overlay" amdgpu-dkms --dry-run --root "$empty"
 [ "$rc" = 1 ] && has 'no .*/usr/src/amdgpu-<version>'
 check $? "amdgpu-dkms without /usr/src/amdgpu-*: exit 1 with a message (rc $rc)"
+t "$overlay" status --root "$empty"
+[ "$rc" = 0 ] && has 'no amdqp overlay installed' && ! has 'No such file'
+check $? "status without an overlay: says so, exit 0 (rc $rc)"
 t "$overlay" kernel --src "$tarball" --kver "$AMDQP_KVER_OLD" --dry-run
 [ "$rc" = 1 ] && has "is Linux .* but $AMDQP_KVER_OLD is"
 check $? "kernel: --src of another version than --kver is refused (rc $rc)"
@@ -117,6 +120,9 @@ if [ -s "$ko" ]; then
 		[ -x "$root/usr/lib/amdqp-overlay/kfd-glue/dkms-overlay.sh" ] &&
 		grep -q "post-invoke=.*dkms-overlay.sh verify" "$root/etc/dpkg/dpkg.cfg.d/amdqp-overlay"
 	check $? "kernel: state and the dpkg upgrade check are installed"
+	t "$overlay" status --root "$root"
+	[ "$rc" = 0 ] && has "== kernel-$kver" && has 'upgrade check:' && ! has 'No such file'
+	check $? "status: lists the installed kernel overlay and the upgrade check (rc $rc)"
 	t "$root/usr/lib/amdqp-overlay/kfd-glue/dkms-overlay.sh" verify --root "$root"
 	[ "$rc" = 0 ] && [ -s "$ko" ]
 	check $? "verify: nothing to do while the kernel package is unchanged (rc $rc)"

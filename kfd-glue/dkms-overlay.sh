@@ -563,6 +563,7 @@ do_status() {
 	local f any=0
 	shopt -s nullglob
 	for f in "$state"/kernel-* "$state"/dkms; do
+		[ -f "$f" ] || continue	# nullglob does not drop a literal name
 		any=1
 		echo "== ${f##*/}"
 		cat "$f"

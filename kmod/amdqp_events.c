@@ -89,7 +89,7 @@ long amdqp_ioctl_set_event_mask(struct amdqp_file *f, void __user *arg,
 		m.mask |= BIT_ULL(AMDQP_EVENT_OVERFLOW);
 		/* Lives as long as the fd: charged to the caller's memcg. */
 		ring = kvcalloc(AMDQP_EVENT_RING, sizeof(*ring),
-				GFP_KERNEL_ACCOUNT);
+				GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 		if (!ring)
 			return -ENOMEM;
 	}

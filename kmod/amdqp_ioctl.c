@@ -85,7 +85,7 @@ static long amdqp_ioctl_list_devices(void __user *arg, u32 size)
 	cap = min(l.count, n);
 	n = 0;
 	if (cap) {
-		infos = kvcalloc(cap, sizeof(*infos), GFP_KERNEL);
+		infos = kvcalloc(cap, sizeof(*infos), AMDQP_GFP_CALLER);
 		if (!infos)
 			return -ENOMEM;
 	}
@@ -267,7 +267,7 @@ static long amdqp_ioctl_list_queues(struct amdqp_file *f, void __user *arg,
 		return -EINVAL;
 	chunk = min_t(u32, l.count, AMDQP_LIST_CHUNK);
 	if (chunk) {
-		infos = kvcalloc(chunk, sizeof(*infos), GFP_KERNEL);
+		infos = kvcalloc(chunk, sizeof(*infos), AMDQP_GFP_CALLER);
 		if (!infos)
 			return -ENOMEM;
 	}

@@ -29,6 +29,13 @@
 
 #include "amdqp_backend.h"
 
+/*
+ * Arrays sized by a caller's request (batch, list, queue count): a failed
+ * allocation is the caller's ENOMEM, not a kernel warning with a stack
+ * dump that any user could print at will.
+ */
+#define AMDQP_GFP_CALLER	(GFP_KERNEL | __GFP_NOWARN)
+
 extern struct mutex amdqp_lock;
 extern struct list_head amdqp_devices;	/* struct amdqp_device.node */
 

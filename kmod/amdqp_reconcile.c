@@ -141,7 +141,7 @@ static void amdqp_reconcile_dev(struct amdqp_dev_job *job)
 	 * needing a high-order page.
 	 */
 	sq = kvmalloc_array(n, 3 * (sizeof(*sq) + sizeof(*sres)) +
-			    2 * sizeof(*spos), GFP_KERNEL | __GFP_ZERO);
+			    2 * sizeof(*spos), AMDQP_GFP_CALLER | __GFP_ZERO);
 	if (!sq) {
 		for (i = 0; i < n; i++)
 			job->res[job->idx[i]] = -ENOMEM;
@@ -260,9 +260,9 @@ void amdqp_reconcile(struct amdqp_queue **qs, unsigned int n, int *results,
 		njobs += j == i;
 	}
 	jobs = kcalloc(max(njobs, 1U), sizeof(*jobs), GFP_KERNEL);
-	packed = kvmalloc_array(n, sizeof(*packed), GFP_KERNEL);
-	idx = kvmalloc_array(n, sizeof(*idx), GFP_KERNEL);
-	owner = kvmalloc_array(n, sizeof(*owner), GFP_KERNEL);
+	packed = kvmalloc_array(n, sizeof(*packed), AMDQP_GFP_CALLER);
+	idx = kvmalloc_array(n, sizeof(*idx), AMDQP_GFP_CALLER);
+	owner = kvmalloc_array(n, sizeof(*owner), AMDQP_GFP_CALLER);
 	if (!jobs || !packed || !idx || !owner) {
 		for (i = 0; i < n; i++)
 			results[i] = -ENOMEM;

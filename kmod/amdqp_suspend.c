@@ -159,12 +159,12 @@ static int amdqp_req_read(struct amdqp_req *r, void __user *arg, u32 size,
 	    r->b.ref_size > PAGE_SIZE || r->b.ref_size % 8)
 		return -EINVAL;
 
-	r->refs = kvcalloc(count, sizeof(*r->refs), GFP_KERNEL);
-	r->qs = kvcalloc(count, sizeof(*r->qs), GFP_KERNEL);
-	r->act = kvcalloc(count, sizeof(*r->act), GFP_KERNEL);
-	r->res = kvcalloc(count, sizeof(*r->res), GFP_KERNEL);
+	r->refs = kvcalloc(count, sizeof(*r->refs), AMDQP_GFP_CALLER);
+	r->qs = kvcalloc(count, sizeof(*r->qs), AMDQP_GFP_CALLER);
+	r->act = kvcalloc(count, sizeof(*r->act), AMDQP_GFP_CALLER);
+	r->res = kvcalloc(count, sizeof(*r->res), AMDQP_GFP_CALLER);
 	if (suspend)
-		r->holds = kvcalloc(count, sizeof(*r->holds), GFP_KERNEL);
+		r->holds = kvcalloc(count, sizeof(*r->holds), AMDQP_GFP_CALLER);
 	if (!r->refs || !r->qs || !r->act || !r->res ||
 	    (suspend && !r->holds)) {
 		kvfree(r->qs);
@@ -409,7 +409,7 @@ static int amdqp_gpus_read(struct amdqp_gpus *g, const struct amdqp_gpu_set *s)
 static struct amdqp_queue **amdqp_qarray(u32 max)
 {
 	return kvcalloc(max ? max : 1, sizeof(struct amdqp_queue *),
-			GFP_KERNEL);
+			AMDQP_GFP_CALLER);
 }
 
 static u32 amdqp_count_queues_locked(void)
@@ -459,8 +459,8 @@ long amdqp_ioctl_suspend_below(struct amdqp_file *f, void __user *arg,
 	cap = min_t(u32, amdqp_count_queues_locked(), AMDQP_MAX_BATCH);
 	mutex_unlock(&amdqp_lock);
 	qs = amdqp_qarray(cap);
-	res = kvcalloc(cap ? cap : 1, sizeof(*res), GFP_KERNEL);
-	holds = kvcalloc(cap ? cap : 1, sizeof(*holds), GFP_KERNEL);
+	res = kvcalloc(cap ? cap : 1, sizeof(*res), AMDQP_GFP_CALLER);
+	holds = kvcalloc(cap ? cap : 1, sizeof(*holds), AMDQP_GFP_CALLER);
 	if (!qs || !res || !holds) {
 		ret = -ENOMEM;
 		goto out;
@@ -559,7 +559,7 @@ static u32 amdqp_drop_file_holds(struct amdqp_file *f,
 		return 0;
 
 	qs = amdqp_qarray(cap);
-	res = kvcalloc(cap, sizeof(*res), GFP_KERNEL);
+	res = kvcalloc(cap, sizeof(*res), AMDQP_GFP_CALLER);
 
 	mutex_lock(&amdqp_lock);
 	list_for_each_entry_safe(h, tmp, &f->holds, f_node) {

@@ -8,7 +8,7 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-all_stages=(deps build build-old checkpatch sparse selftests-build vm vm-stub ctest kfd-glue kfd-install)
+all_stages=(deps build build-old checkpatch sparse selftests-build vm vm-stub ctest kfd-glue kfd-install vm-debug)
 
 usage() {
 	cat <<USAGE
@@ -46,6 +46,12 @@ Stages (in order):
                    the pinned linux-source and in dry-run on an amdgpu-dkms
                    layout, dkms build of amdqp for 6.12 and 6.1, the
                    hw-validate HIP compile (after kfd-glue: warm amdgpu cache)
+  vm-debug         the sim and stub selftests, a fault-injection pass and a
+                   kmemleak scan under the debug kernel (scripts/debug-kernel.sh:
+                   KASAN, lockdep, UBSAN, debug objects, kmemleak, failslab,
+                   fail_page_alloc; built once, cached by a content key),
+                   modules rebuilt against it (\$AMDQP_CACHE/build-debug);
+                   TAP counted, any splat fails (selftests/vm/debug-guest.sh)
 A stage whose inputs are missing fails (except the optional kfd-glue hook).
 
   --only LIST   run only these stages (comma separated)
@@ -60,6 +66,7 @@ Environment:
                             long vm/ctest/kfd-glue stages; the others show
                             their log when they fail). CI=true implies it.
   AMDQP_CHECK_VM_TIMEOUT    seconds for the VM run (default 1500)
+  AMDQP_CHECK_DEBUG_TIMEOUT seconds for the debug-kernel VM run (default 2400)
   AMDQP_CHECK_JOBS          parallel jobs for builds (default: nproc)
   plus the run-vm.sh knobs (AMDQP_VM_*), see selftests/vm/run-vm.sh --help.
 USAGE
@@ -106,6 +113,7 @@ kdir="/usr/src/linux-headers-$AMDQP_KVER"
 kdir_old="/usr/src/linux-headers-$AMDQP_KVER_OLD"
 b612="$AMDQP_CACHE/build-6.12"
 b61="$AMDQP_CACHE/build-6.1"
+bdbg="$AMDQP_CACHE/build-debug"
 mkdir -p "$logdir"
 cd "$AMDQP_ROOT"
 
@@ -304,6 +312,34 @@ stage_vm_stub() {
 	rc=${PIPESTATUS[0]}
 	set -e
 	count_tap "$log" "$rc" "run-stub.sh"
+}
+
+stage_vm_debug() {
+	local log="$logdir/vm-debug.console.log" k=() key rc ksrc stub="$AMDQP_ROOT/build/selftests-stub"
+	[ -x selftests/out/run-guest.sh ] ||
+		{ fail "selftests/out/run-guest.sh missing (selftests-build stage failed or skipped)"; return 0; }
+	mapfile -t k < <(bash scripts/debug-kernel.sh)
+	[ ${#k[@]} -eq 2 ] || { fail "scripts/debug-kernel.sh failed (see above)"; return 0; }
+	key="$(bash scripts/debug-kernel.sh --key)"
+	build_in "$bdbg" "${k[1]}" "$logdir/build-debug.make.log" || return 0
+	ksrc="$(bash scripts/kernel-src.sh --minimal)" || { fail "scripts/kernel-src.sh failed"; return 0; }
+	nice make -s -C selftests/kfdstub KSRC="$ksrc" OUT="$stub" ||
+		{ fail "make -C selftests/kfdstub failed"; return 0; }
+	# no5lvl: with 5-level paging (QEMU's -cpu max offers LA57) KASAN
+	# flags a wild access in rcu_is_watching() from an interrupt during
+	# early boot, before any module exists (Debian 6.12.117 + TCG).
+	set +e
+	nice bash selftests/vm/run-vm.sh --kernel "${k[0]}" --mem 2048 --append no5lvl \
+		--module-file "$bdbg/kmod/amdqp.ko" \
+		--module-file "$bdbg/kmod/sim/amdqp_sim.ko" \
+		--module-file "$bdbg/kmod/testing/amdqp_kfdstub.ko" \
+		--dir selftests/out:/tests --dir "$stub:/stubtests" \
+		--file selftests/vm/debug-guest.sh:/debug/debug-guest.sh \
+		--timeout "${AMDQP_CHECK_DEBUG_TIMEOUT:-2400}" \
+		--dmesg "$logdir/vm-debug.dmesg.txt" -- sh /debug/debug-guest.sh 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	set -e
+	count_tap "$log" "$rc" "debug kernel $key: KASAN lockdep UBSAN kmemleak; $(sed -n 's/^# fault injection: \([0-9]*\) .*/\1 failures injected/p' "$log" | head -n1); run-vm.sh"
 }
 
 stage_ctest() {

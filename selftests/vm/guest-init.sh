@@ -42,6 +42,16 @@ say() {
 	echo "amdqp-vm: $*"
 }
 
+# Power off ends QEMU; a kernel without ACPI (the debug kernel) can only
+# halt, so it resets instead, which -no-reboot turns into QEMU's exit.
+vm_off() {
+	if [ -d /sys/firmware/acpi ]; then
+		poweroff -f
+	else
+		reboot -f
+	fi
+}
+
 ctl=
 for n in /sys/class/virtio-ports/*/name; do
 	[ -r "$n" ] || continue
@@ -52,7 +62,7 @@ for n in /sys/class/virtio-ports/*/name; do
 done
 if [ ! -c "$ctl" ]; then
 	say "FATAL: control port amdqp.ctl not found, results cannot reach the host"
-	poweroff -f
+	vm_off
 fi
 exec 3>"$ctl"
 
@@ -85,7 +95,7 @@ finish() {
 	ctl "done"
 	exec 3>&-
 	sync
-	poweroff -f
+	vm_off
 	sleep 10
 }
 

@@ -91,7 +91,8 @@ int run_cli(const std::vector<std::string>& args, Context& ctx, const PreloadSea
     run->footer(
         "Forms: amdqpctl run [--priority LEVEL] [--group NAME] [--] COMMAND [ARGS...]\n"
         "Sets AMDQP_PRIORITY (and AMDQP_GROUP), puts libamdqp-preload.so into LD_PRELOAD and "
-        "HSA_TOOLS_LIB and libamdqp-rocprofiler.so into ROCP_TOOL_LIBRARIES, then executes "
+        "HSA_TOOLS_LIB, adds libamdqp-rocprofiler.so to ROCP_TOOL_LIBRARIES when that is already "
+        "set, then executes "
         "COMMAND in place of amdqpctl: "
         "stdin, stdout, stderr, signals and the exit status are COMMAND's. Works without "
         "/dev/amdqp (the tagging layer says so in one line; AMDQP_QUIET=1 silences it). "
