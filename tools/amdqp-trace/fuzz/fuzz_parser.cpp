@@ -19,6 +19,9 @@ class Both : public amdqp::Sink {
 public:
     Both(amdqp::Sink &a, amdqp::Sink &b) : a_(a), b_(b) {}
     void hqd(const amdqp::HqdRecord &r) override { a_.hqd(r), b_.hqd(r); }
+    void hqd_device_stopped(uint32_t n, const std::string &g) override {
+        a_.hqd_device_stopped(n, g), b_.hqd_device_stopped(n, g);
+    }
     void mqd(const amdqp::MqdRecord &r) override { a_.mqd(r), b_.mqd(r); }
     void trace_event(const amdqp::TraceEvent &e) override { a_.trace_event(e), b_.trace_event(e); }
     void hip_queue(const amdqp::HipQueueRecord &q) override { a_.hip_queue(q), b_.hip_queue(q); }

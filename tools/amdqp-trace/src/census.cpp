@@ -100,22 +100,50 @@ void Analysis::finish() {
     settle_pending(std::numeric_limits<double>::infinity(), "unknown", "?");
 }
 
-void Analysis::hqd(const HqdRecord &r) {
+HqdSnapshot &Analysis::current_hqds() {
     if (hqds.empty()) { // records pushed without begin_file (tests, fuzzers)
         hqds.emplace_back();
         hqds.back().file = file_;
     }
-    if (!hqd_slots_.emplace(r.gpu_id, r.xcc, r.hiq, r.mec, r.pipe, r.queue).second) {
-        if (hqds.size() >= kMaxEntities) { // memory stays bounded on any input
-            ++dropped;
+    return hqds.back();
+}
+
+bool Analysis::next_hqds_snapshot() {
+    if (hqds.size() >= kMaxEntities) { // memory stays bounded on any input
+        ++dropped;
+        return false;
+    }
+    uint32_t next = hqds.back().index + 1;
+    hqds.emplace_back();
+    hqds.back().file = file_;
+    hqds.back().index = next;
+    hqd_slots_.clear();
+    return true;
+}
+
+void Analysis::hqd_device_stopped(uint32_t node, const std::string &gpu_id) {
+    // A GPU already in this dump, stopped or with HQD rows, starts the next one.
+    if (current_hqds().gpus.count(gpu_id) && !next_hqds_snapshot())
+        return;
+    HqdSnapshot &s = hqds.back();
+    if (!room(s.gpus, gpu_id)) {
+        ++dropped;
+        return;
+    }
+    GpuSnapshot &g = s.gpus[gpu_id];
+    g.node = node;
+    g.stopped = true;
+}
+
+void Analysis::hqd(const HqdRecord &r) {
+    auto slot = std::make_tuple(r.gpu_id, r.xcc, r.hiq, r.mec, r.pipe, r.queue);
+    auto gpu = current_hqds().gpus.find(r.gpu_id);
+    // A slot seen again, or rows of a GPU this dump called stopped: the next dump.
+    bool was_stopped = gpu != hqds.back().gpus.end() && gpu->second.stopped;
+    if (!hqd_slots_.insert(slot).second || was_stopped) {
+        if (!next_hqds_snapshot())
             return;
-        }
-        uint32_t next = hqds.back().index + 1;
-        hqds.emplace_back();
-        hqds.back().file = file_;
-        hqds.back().index = next;
-        hqd_slots_.clear();
-        hqd_slots_.emplace(r.gpu_id, r.xcc, r.hiq, r.mec, r.pipe, r.queue);
+        hqd_slots_.insert(slot);
     }
     HqdSnapshot &s = hqds.back();
     if (!room(s.gpus, r.gpu_id)) {

@@ -40,6 +40,7 @@ struct XccCount {
 
 struct GpuSnapshot {
     uint32_t node = 0;
+    bool stopped = false; // "Device is stopped": KFD showed no HQDs for it
     std::map<uint32_t, XccCount> xcc;
     uint32_t active_user() const {
         uint32_t n = 0;
@@ -128,6 +129,7 @@ class Analysis : public Sink {
 public:
     void begin_file(const std::string &path, std::string_view format) override;
     void hqd(const HqdRecord &r) override;
+    void hqd_device_stopped(uint32_t node, const std::string &gpu_id) override;
     void mqd(const MqdRecord &r) override;
     void trace_event(const TraceEvent &e) override;
     void lost_events(uint64_t n) override { lost += n; }
@@ -221,6 +223,10 @@ private:
         bool live = false;
         CauseCounts base[2];
     };
+    // The hqds snapshot being filled (made if none), and the start of the next
+    // one (false at the cap).
+    HqdSnapshot &current_hqds();
+    bool next_hqds_snapshot();
     void exposure_changed(int64_t pid, const std::string &gpu, bool live);
     std::map<std::string, CauseCounts> gpu_updates_[2];
     std::map<std::pair<int64_t, std::string>, Exposure> exposure_;

@@ -254,6 +254,20 @@ void collect(const fs::path &p, std::vector<std::string> &out, int depth) {
     }
 }
 
+// An error without the file name it starts with, which the inventory already
+// gives: "f:10: msg" -> "line 10: msg", "f: cannot open" -> "cannot open".
+std::string reason_of(std::string_view what, const std::string &name) {
+    if (!starts_with(what, name + ":"))
+        return std::string(what);
+    what.remove_prefix(name.size() + 1);
+    size_t digits = 0;
+    while (digits < what.size() && what[digits] >= '0' && what[digits] <= '9')
+        ++digits;
+    if (digits && digits < what.size() && what[digits] == ':')
+        return "line " + std::string(what);
+    return std::string(trim(what));
+}
+
 } // namespace
 
 InputStats parse_file(const std::string &path, Format f, Sink &sink, const InputOptions &opt) {
@@ -273,7 +287,7 @@ void parse_buffer(std::string_view data, Format f, Sink &sink) {
 }
 
 std::vector<InputStats> parse_paths(const std::vector<std::string> &paths, Sink &sink,
-                                    const InputOptions &opt) {
+                                    const InputOptions &opt, std::vector<InputEntry> *inventory) {
     std::vector<InputStats> all;
     Warnings warnings, quiet_warnings;
     for (const auto &p : paths) {
@@ -292,11 +306,14 @@ std::vector<InputStats> parse_paths(const std::vector<std::string> &paths, Sink 
             // In a folder one bad file must not cost the analysis of the others:
             // unless --strict, it is named with its reason and left out.
             bool tolerant = folder && !opt.strict;
+            Format fmt = Format::Unknown;
+            std::string name = f == "-" ? "<stdin>" : f;
             auto skip = [&](const std::string &why) {
                 std::fprintf(stderr, "amdqp-trace: note: skipping %s: %s\n", f.c_str(),
                              why.c_str());
+                if (inventory)
+                    inventory->push_back({name, fmt, false, reason_of(why, name)});
             };
-            Format fmt = Format::Unknown;
             std::string why;
             std::optional<Source> src;
             try {
@@ -337,6 +354,8 @@ std::vector<InputStats> parse_paths(const std::vector<std::string> &paths, Sink 
                 src->head.clear();
             }
             all.push_back(parse_source(*src, fmt, sink, opt, warnings));
+            if (inventory)
+                inventory->push_back({name, fmt, true, {}});
         }
     }
     if (warnings.hidden)

@@ -25,6 +25,14 @@ struct InputStats {
     uint64_t bad_lines = 0;
 };
 
+// One file of the input as the census lists it: used, or skipped with why.
+struct InputEntry {
+    std::string path;
+    Format format = Format::Unknown; // Unknown: not recognised (or not readable)
+    bool used = false;
+    std::string reason; // why it was skipped; empty when used
+};
+
 class InputError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
@@ -39,9 +47,10 @@ InputStats parse_file(const std::string &path, Format f, Sink &sink, const Input
 // Expand PATHs (folders: their files, sorted, recursively, manifest skipped) and
 // parse each; "-" is standard input. Files of unknown format or with errors inside
 // folders are skipped with a note (fatal with opt.strict); named explicitly they
-// are an error.
+// are an error. inventory, when given, gets every file in order: used or skipped.
 std::vector<InputStats> parse_paths(const std::vector<std::string> &paths, Sink &sink,
-                                    const InputOptions &opt);
+                                    const InputOptions &opt,
+                                    std::vector<InputEntry> *inventory = nullptr);
 
 // Feed a memory buffer through a parser as the file reader would (tests, fuzzers).
 void parse_buffer(std::string_view data, Format f, Sink &sink);

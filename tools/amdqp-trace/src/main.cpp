@@ -65,6 +65,10 @@ public:
         for (auto *s : to)
             s->hqd(r);
     }
+    void hqd_device_stopped(uint32_t node, const std::string &gpu) override {
+        for (auto *s : to)
+            s->hqd_device_stopped(node, gpu);
+    }
     void mqd(const amdqp::MqdRecord &r) override {
         for (auto *s : to)
             s->mqd(r);
@@ -293,7 +297,8 @@ int main(int argc, char **argv) {
         tee.to.push_back(writer.get());
     }
     try {
-        auto inputs = amdqp::parse_paths(common.paths, tee, opt);
+        std::vector<amdqp::InputEntry> inventory;
+        auto inputs = amdqp::parse_paths(common.paths, tee, opt, &inventory);
         if (inputs.empty()) {
             std::cerr << "amdqp-trace: no input in a recognised format\n";
             return 1;
@@ -301,11 +306,11 @@ int main(int argc, char **argv) {
         analysis.finish();
         if (cmd == "census") {
             if (json)
-                amdqp::write_census_json(std::cout, analysis);
+                amdqp::write_census_json(std::cout, analysis, &inventory);
             else
-                amdqp::write_census_text(std::cout, analysis);
+                amdqp::write_census_text(std::cout, analysis, &inventory);
         } else if (cmd == "report") {
-            amdqp::write_report(std::cout, analysis, inputs);
+            amdqp::write_report(std::cout, analysis, inputs, &inventory);
         } else {
             writer->close();
             if (writer->truncated())

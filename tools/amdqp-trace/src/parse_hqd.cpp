@@ -31,9 +31,12 @@ public:
         }
         if (l == "Device is stopped") {
             // KFD prints this for a GPU whose scheduler is stopped (reset, suspend):
-            // it has no HQD registers to show, which is not an error in the dump.
+            // it has no HQD registers to show, which is not an error in the dump,
+            // but the census must still name the GPU rather than drop it.
             flush();
             in_block_ = false;
+            if (have_node_)
+                sink_.hqd_device_stopped(node_, gpu_);
             return;
         }
         if (l.size() > 9 && l[8] == ':' && parse_u64(l.substr(0, 8), 16)) {

@@ -92,6 +92,8 @@ public:
     virtual ~Sink() = default;
     virtual void begin_file(const std::string & /*path*/, std::string_view /*format*/) {}
     virtual void hqd(const HqdRecord &) {}
+    // An hqds dump's "Device is stopped" for a GPU: it has no HQD rows to show.
+    virtual void hqd_device_stopped(uint32_t /*node*/, const std::string & /*gpu_id*/) {}
     virtual void mqd(const MqdRecord &) {}
     virtual void trace_event(const TraceEvent &) {}
     virtual void lost_events(uint64_t /*n*/) {}

@@ -147,7 +147,9 @@ std::vector<ProcessRow> process_rows(const Analysis &a) {
     return out;
 }
 
-void write_census_text(std::ostream &os, const Analysis &a) {
+namespace {
+
+void write_census_tables(std::ostream &os, const Analysis &a) {
     os << "Processes (user queues per GPU)\n";
     os << fmt("  %-10s %-8s %-12s %6s %5s %8s  %s\n", "pid", "gpu", "source", "queues", "xccs",
               "submits", "verdict");
@@ -189,9 +191,14 @@ void write_census_text(std::ostream &os, const Analysis &a) {
     }
     os << fmt("  %-6s %-5s %5s %12s %6s  %s\n", "gpu", "node", "xccs", "active_user", "hiq",
               "per-XCC user HQDs");
-    for (const auto &[id, g] : by_node(*peak))
-        os << fmt("  %-6s %-5u %5zu %12u %6u  %s\n", id.c_str(), g->node, g->xcc.size(),
-                  g->active_user(), hiq_active(*g), per_xcc_text(*g).c_str());
+    for (const auto &[id, g] : by_node(*peak)) {
+        if (g->stopped)
+            os << fmt("  %-6s %-5u %5s %12s %6s  %s\n", id.c_str(), g->node, "-", "-", "-",
+                      "device is stopped (KFD scheduler not running: no HQDs shown)");
+        else
+            os << fmt("  %-6s %-5u %5zu %12u %6u  %s\n", id.c_str(), g->node, g->xcc.size(),
+                      g->active_user(), hiq_active(*g), per_xcc_text(*g).c_str());
+    }
     if (a.hqds.size() > 1) {
         os << "  hqds snapshots (active user HQDs each; max " << peak->active_user()
            << ", last of that file " << a.last_in_file(*peak).active_user() << "):\n";
@@ -200,7 +207,28 @@ void write_census_text(std::ostream &os, const Analysis &a) {
     }
 }
 
-void write_census_json(std::ostream &os, const Analysis &a) {
+// "inputs: N used, M skipped" and the skipped files with their reasons.
+void write_inventory_text(std::ostream &os, const std::vector<InputEntry> &inventory) {
+    size_t used = 0;
+    for (const auto &e : inventory)
+        used += e.used;
+    os << "\ninputs: " << used << " used, " << inventory.size() - used << " skipped\n";
+    for (const auto &e : inventory)
+        if (!e.used)
+            os << "  skipped " << e.path << ": " << e.reason << "\n";
+}
+
+} // namespace
+
+void write_census_text(std::ostream &os, const Analysis &a,
+                       const std::vector<InputEntry> *inventory) {
+    write_census_tables(os, a);
+    if (inventory)
+        write_inventory_text(os, *inventory);
+}
+
+void write_census_json(std::ostream &os, const Analysis &a,
+                       const std::vector<InputEntry> *inventory) {
     Json doc;
     Json procs = Json::array();
     for (const auto &r : process_rows(a)) {
@@ -240,6 +268,9 @@ void write_census_json(std::ostream &os, const Analysis &a) {
             for (const auto &[x, c] : g.xcc)
                 per_xcc[std::to_string(x)] = c.active_user;
             row["per_xcc"] = std::move(per_xcc);
+            // Only on stopped GPUs, so that the rows of running ones stay as they were.
+            if (g.stopped)
+                row["stopped"] = true;
             gpus.push_back(std::move(row));
         }
     doc["gpus"] = std::move(gpus);
@@ -248,10 +279,22 @@ void write_census_json(std::ostream &os, const Analysis &a) {
         snaps.push_back(
             Json{{"file", s.file}, {"snapshot", s.index}, {"active_hqds", s.active_user()}});
     doc["snapshots"] = std::move(snaps);
+    if (inventory) {
+        Json files = Json::array();
+        for (const auto &e : *inventory)
+            files.push_back(
+                Json{{"path", e.path},
+                     {"format",
+                      e.format == Format::Unknown ? Json(nullptr) : Json(format_name(e.format))},
+                     {"status", e.used ? "used" : "skipped"},
+                     {"reason", e.used ? Json(nullptr) : Json(e.reason)}});
+        doc["inputs"] = std::move(files);
+    }
     write_json_rows(os, doc);
 }
 
-void write_report(std::ostream &os, const Analysis &a, const std::vector<InputStats> &inputs) {
+void write_report(std::ostream &os, const Analysis &a, const std::vector<InputStats> &inputs,
+                  const std::vector<InputEntry> *inventory) {
     os << "== Inputs\n";
     for (const auto &in : inputs)
         os << fmt("  %-13s %10llu lines %10.2f MB%s  %s\n", format_name(in.format),
@@ -261,9 +304,13 @@ void write_report(std::ostream &os, const Analysis &a, const std::vector<InputSt
                                      .c_str()
                                : "",
                   in.path.c_str());
+    if (inventory)
+        for (const auto &e : *inventory)
+            if (!e.used)
+                os << fmt("  %-13s %s: %s\n", "skipped", e.path.c_str(), e.reason.c_str());
 
     os << "\n== Queue census\n";
-    write_census_text(os, a);
+    write_census_tables(os, a);
 
     for (const auto &s : a.hqds) {
         if (s.active.empty())

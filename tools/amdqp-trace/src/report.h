@@ -22,8 +22,12 @@ struct ProcessRow {
 };
 
 std::vector<ProcessRow> process_rows(const Analysis &a);
-void write_census_text(std::ostream &os, const Analysis &a);
-void write_census_json(std::ostream &os, const Analysis &a);
-void write_report(std::ostream &os, const Analysis &a, const std::vector<InputStats> &inputs);
+// inventory: the files read, used or skipped (parse_paths); listed when given.
+void write_census_text(std::ostream &os, const Analysis &a,
+                       const std::vector<InputEntry> *inventory = nullptr);
+void write_census_json(std::ostream &os, const Analysis &a,
+                       const std::vector<InputEntry> *inventory = nullptr);
+void write_report(std::ostream &os, const Analysis &a, const std::vector<InputStats> &inputs,
+                  const std::vector<InputEntry> *inventory = nullptr);
 
 } // namespace amdqp

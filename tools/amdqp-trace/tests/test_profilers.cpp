@@ -8,6 +8,7 @@
 
 #include "census.h"
 #include "error.h"
+#include "json_out.h"
 #include "report.h"
 #include "test_util.h"
 
@@ -253,4 +254,21 @@ TEST(Profilers, MixedFolderEveryFileUsedOrSkipped) {
                              "ftrace", "rocprofv3-csv"})
         EXPECT_NE(r.out.find(std::string("  ") + used + " "), std::string::npos) << used;
     EXPECT_NE(r.out.find("rocprofv3 3108374    node9"), std::string::npos) << r.out;
+
+    // The census lists every file of the folder: used, or skipped with its reason.
+    ShellResult c = shell(bin() + " census --json " + d.path("cap") + " 2>/dev/null");
+    ASSERT_EQ(c.rc, 0) << c.out;
+    Json in = Json::parse(c.out)["inputs"];
+    ASSERT_EQ(in.size(), 11u) << c.out;
+    size_t used = 0;
+    for (const auto &e : in) {
+        if (e["status"] == "used") {
+            ++used;
+            EXPECT_TRUE(e["format"].is_string() && e["reason"].is_null()) << e;
+        } else {
+            EXPECT_EQ(e["status"], "skipped") << e;
+            EXPECT_FALSE(e["reason"].get<std::string>().empty()) << e;
+        }
+    }
+    EXPECT_EQ(used, 7u) << c.out;
 }

@@ -11,6 +11,8 @@
 #include <memory>
 #include <string>
 
+#include "census.h"
+#include "json_out.h"
 #include "test_util.h"
 
 namespace {
@@ -285,6 +287,164 @@ TEST_F(Robust, MqdsCutAtLineBoundaryIsFlagged) {
 
     // The whole dump is fine.
     EXPECT_EQ(sh(kBin + " census " + kFix + "/debugfs-kfd-mqds-16streams.txt").rc, 0);
+}
+
+// Acceptance "mixed folder": every file is listed as used or skipped with its
+// reason, in the JSON census and in the text one, and the rest is analysed.
+TEST_F(Robust, MixedFolderCensusListsEveryInput) {
+    std::string h = fix("debugfs-kfd-hqds-16streams.txt");
+    std::filesystem::create_directories(path("cap"));
+    write("cap/a-dmesg.txt", "[    0.000000] Linux version 6.12.0 (gcc 12)\n"
+                             "[    3.141592] amdgpu 0000:0c:00.0: amdgpu: SMU is initialized\n");
+    std::string cut = h.substr(0, 700);
+    write("cap/b-hqds-cut.txt", cut.substr(0, cut.rfind('\n') + 1));
+    write("cap/c-hqds.txt", h);
+
+    // stdout alone: the notes on stderr stay as they were.
+    Result j = sh(kBin + " census --json " + path("cap") + " 2>/dev/null");
+    ASSERT_EQ(j.rc, 0) << j.out;
+    amdqp::Json doc = amdqp::Json::parse(j.out);
+    // The fields scripts read are all still there, in their order, before "inputs".
+    std::vector<std::string> keys;
+    for (const auto &[k, v] : doc.items())
+        keys.push_back(k);
+    EXPECT_EQ(keys, (std::vector<std::string>{"processes", "hqds_snapshot", "hqds_snapshot_index",
+                                              "hqds_max_active", "hqds_last_active", "gpus",
+                                              "snapshots", "inputs"}));
+    EXPECT_EQ(doc["hqds_snapshot"], path("cap/c-hqds.txt"));
+    EXPECT_EQ(doc["hqds_max_active"], 20);
+    const amdqp::Json &in = doc["inputs"];
+    ASSERT_EQ(in.size(), 3u) << j.out;
+    EXPECT_EQ(in[0], (amdqp::Json{{"path", path("cap/a-dmesg.txt")},
+                                  {"format", nullptr},
+                                  {"status", "skipped"},
+                                  {"reason", in[0]["reason"]}}));
+    EXPECT_EQ(in[0]["reason"].get<std::string>().rfind("not a recognised format", 0), 0u) << in[0];
+    EXPECT_EQ(in[1]["path"], path("cap/b-hqds-cut.txt"));
+    EXPECT_EQ(in[1]["format"], "kfd-hqds"); // recognised, then found broken
+    EXPECT_EQ(in[1]["status"], "skipped");
+    EXPECT_EQ(in[1]["reason"].get<std::string>().rfind("line 10: CP queue block has", 0), 0u)
+        << in[1];
+    EXPECT_EQ(in[2], (amdqp::Json{{"path", path("cap/c-hqds.txt")},
+                                  {"format", "kfd-hqds"},
+                                  {"status", "used"},
+                                  {"reason", nullptr}}));
+    // One row per line, like the other arrays.
+    EXPECT_NE(j.out.find("\n    {\"path\": \"" + path("cap/c-hqds.txt") +
+                         "\", \"format\": \"kfd-hqds\", \"status\": \"used\", \"reason\": null}"),
+              std::string::npos)
+        << j.out;
+
+    Result t = sh(kBin + " census " + path("cap") + " 2>/dev/null");
+    ASSERT_EQ(t.rc, 0) << t.out;
+    EXPECT_NE(t.out.find(kF7bc), std::string::npos) << t.out;
+    EXPECT_NE(t.out.find("\ninputs: 1 used, 2 skipped\n  skipped " + path("cap/a-dmesg.txt") +
+                         ": not a recognised format"),
+              std::string::npos)
+        << t.out;
+    EXPECT_NE(
+        t.out.find("\n  skipped " + path("cap/b-hqds-cut.txt") + ": line 10: CP queue block has "),
+        std::string::npos)
+        << t.out;
+    // report names the skipped files in its inputs section.
+    Result r = sh(kBin + " report " + path("cap") + " 2>/dev/null");
+    ASSERT_EQ(r.rc, 0) << r.out;
+    EXPECT_NE(r.out.find("  skipped       " + path("cap/a-dmesg.txt") + ": not a recognised"),
+              std::string::npos)
+        << r.out;
+}
+
+// Files named on the command line are listed too; an unreadable one in a folder
+// is skipped with the system's reason and no format.
+TEST_F(Robust, CensusInputsOfSingleFile) {
+    Result j = sh(kBin + " census --json " + kFix + "/debugfs-kfd-mqds-16streams.txt");
+    ASSERT_EQ(j.rc, 0) << j.out;
+    amdqp::Json doc = amdqp::Json::parse(j.out);
+    ASSERT_EQ(doc["inputs"].size(), 1u);
+    EXPECT_EQ(doc["inputs"][0]["format"], "kfd-mqds");
+    EXPECT_EQ(doc["inputs"][0]["status"], "used");
+    Result t = sh(kBin + " census " + kFix + "/debugfs-kfd-mqds-16streams.txt");
+    EXPECT_NE(t.out.find("\ninputs: 1 used, 0 skipped\n"), std::string::npos) << t.out;
+}
+
+TEST_F(Robust, CensusInputsUnreadableFileIsSkipped) {
+    if (::geteuid() == 0)
+        GTEST_SKIP() << "root reads files whatever their mode";
+    std::filesystem::create_directories(path("cap"));
+    write("cap/hqds.txt", fix("debugfs-kfd-hqds-idle.txt"));
+    std::string locked = write("cap/locked.txt", "x\n");
+    std::filesystem::permissions(locked, std::filesystem::perms::none);
+    Result u = sh(kBin + " census --json " + path("cap") + " 2>/dev/null");
+    ASSERT_EQ(u.rc, 0) << u.out;
+    amdqp::Json d2 = amdqp::Json::parse(u.out);
+    ASSERT_EQ(d2["inputs"].size(), 2u) << u.out;
+    EXPECT_EQ(d2["inputs"][1], (amdqp::Json{{"path", locked},
+                                            {"format", nullptr},
+                                            {"status", "skipped"},
+                                            {"reason", "cannot open: Permission denied"}}));
+}
+
+// A GPU whose hqds dump says "Device is stopped" was dropped from the census
+// without a word: it is listed, flagged as stopped.
+TEST_F(Robust, StoppedGpuIsListedInCensus) {
+    std::string h = fix("debugfs-kfd-hqds-16streams.txt");
+    size_t b = h.find("Node 3, gpu_id f05b:\n"), e = h.find("Node 4, gpu_id eb40:");
+    ASSERT_NE(b, std::string::npos);
+    ASSERT_NE(e, std::string::npos);
+    std::string dump = h.substr(0, b) + "Node 3, gpu_id f05b:\n Device is stopped\n" + h.substr(e);
+    std::string f = write("hqds.txt", dump);
+    Result j = sh(kBin + " census --json " + f);
+    ASSERT_EQ(j.rc, 0) << j.out;
+    EXPECT_NE(j.out.find("{\"gpu_id\": \"f05b\", \"node\": 3, \"xcc_count\": 0, \"active_hqds\": "
+                         "0, \"active_hiq\": 0, \"per_xcc\": {}, \"stopped\": true}"),
+              std::string::npos)
+        << j.out;
+    // Running GPUs' rows are unchanged (no "stopped" member).
+    EXPECT_NE(
+        j.out.find("{\"gpu_id\": \"f7bc\", \"node\": 2, \"xcc_count\": 4, \"active_hqds\": 20, "
+                   "\"active_hiq\": 4, \"per_xcc\": {\"0\": 5, \"1\": 5, \"2\": 5, \"3\": 5}},"),
+        std::string::npos)
+        << j.out;
+    amdqp::Json doc = amdqp::Json::parse(j.out);
+    EXPECT_EQ(doc["gpus"].size(), 8u);
+    EXPECT_EQ(doc["hqds_max_active"], 20);
+    Result t = sh(kBin + " census " + f);
+    ASSERT_EQ(t.rc, 0) << t.out;
+    EXPECT_NE(t.out.find("  f05b   3         -            -      -  device is stopped"),
+              std::string::npos)
+        << t.out;
+    EXPECT_NE(t.out.find(kF7bc), std::string::npos) << t.out;
+}
+
+// A stopped GPU belongs to its own dump: two dumps that both say so are two
+// snapshots, and rows of that GPU after "stopped" start the next dump.
+TEST_F(Robust, StoppedGpuInSeveralDumps) {
+    std::string stopped = "Node 1, gpu_id 1a2b:\n Device is stopped\n";
+    std::string busy = fix("debugfs-kfd-hqds-16streams.txt");
+    amdqp::test::Collect c;
+    amdqp::parse_buffer(stopped + busy, amdqp::Format::Hqds, c);
+    EXPECT_EQ(c.stopped, (std::vector<std::string>{"1:1a2b"}));
+
+    amdqp::Analysis twice;
+    amdqp::parse_buffer(stopped + busy + stopped + busy, amdqp::Format::Hqds, twice);
+    ASSERT_EQ(twice.hqds.size(), 2u);
+    for (const auto &s : twice.hqds) {
+        EXPECT_EQ(s.active_user(), 20u);
+        ASSERT_TRUE(s.gpus.count("1a2b"));
+        EXPECT_TRUE(s.gpus.at("1a2b").stopped);
+        EXPECT_EQ(s.gpus.size(), 9u);
+    }
+
+    // Stopped in the first dump, running in the second (node 2 of the fixture).
+    std::string first = "Node 2, gpu_id f7bc:\n Device is stopped\n" +
+                        busy.substr(busy.find("Node 3, gpu_id f05b:"));
+    amdqp::Analysis back;
+    amdqp::parse_buffer(first + busy, amdqp::Format::Hqds, back);
+    ASSERT_EQ(back.hqds.size(), 2u);
+    EXPECT_TRUE(back.hqds[0].gpus.at("f7bc").stopped);
+    EXPECT_EQ(back.hqds[0].active_user(), 0u);
+    EXPECT_FALSE(back.hqds[1].gpus.at("f7bc").stopped);
+    EXPECT_EQ(back.hqds[1].active_user(), 20u);
 }
 
 } // namespace

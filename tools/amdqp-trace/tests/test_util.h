@@ -29,6 +29,10 @@ struct Collect : Sink {
     std::vector<WorkloadResult> workloads;
     uint64_t lost = 0;
     void hqd(const HqdRecord &r) override { hqds.push_back(r); }
+    std::vector<std::string> stopped; // "node:gpu_id" of each "Device is stopped"
+    void hqd_device_stopped(uint32_t node, const std::string &gpu) override {
+        stopped.push_back(std::to_string(node) + ":" + gpu);
+    }
     void mqd(const MqdRecord &r) override { mqds.push_back(r); }
     void trace_event(const TraceEvent &e) override {
         events.push_back(std::string(e.name) + "|" + std::string(e.body));
