@@ -22,15 +22,19 @@ with a verdict and copies the guest's JSON to experiments/out/demo.json.
 Exit status: 0 PASS, 1 the verdict failed, other: an error.
 
 AMDQP_KO_DIR takes the modules from another build (default kmod/, which
-the build step makes). DEMO_SECONDS (default 6) sets the length of a phase; AMDQP_DEMO_TIMEOUT
-(default 900) limits the VM run; AMDQP_VM_* knobs apply
-(selftests/vm/run-vm.sh --help).
+the build step makes); AMDQP_DEMO_BUILD the userspace from another CMake
+build folder (default build/demo; with --no-build it must hold the
+targets above). DEMO_SECONDS (default 20, as in demo.py: 100 measured
+high-priority requests at 5/s, after 1 s of warm-up) sets the measured
+length of a phase, so seven phases take about 3 minutes plus the boot;
+AMDQP_DEMO_TIMEOUT (default 900) limits the VM run; AMDQP_VM_* knobs
+apply (selftests/vm/run-vm.sh --help).
 USAGE
 }
 
 amdqp_guest_options "$@"
 cd "$AMDQP_ROOT"
-b="$AMDQP_ROOT/build/demo"
+b="${AMDQP_DEMO_BUILD:-$AMDQP_ROOT/build/demo}"
 [ "$AMDQP_DEPS" = 0 ] || bash scripts/deps.sh
 if [ "$AMDQP_BUILD" = 1 ]; then
 	bash scripts/build-modules.sh

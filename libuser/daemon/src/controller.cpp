@@ -19,6 +19,11 @@ std::int64_t MonotonicClock::now_ns() const {
 namespace {
 
 constexpr std::int64_t kDeviceRetryNs = 1'000'000'000;
+// Rescans the directory watch asks for come at most this often (a user
+// making files in a shared /dev/shm must not keep the loop rescanning);
+// also the retry pace of a page found half made, for kUnreadyRetryNs.
+constexpr std::int64_t kFastRescanNs = 1'000'000;
+constexpr std::int64_t kUnreadyRetryNs = 1'000'000'000;
 
 std::int64_t ns(std::chrono::nanoseconds d) {
     return d.count();
@@ -136,6 +141,12 @@ Controller::Controller(const DaemonConfig& cfg, Metrics& metrics, const Log& log
                                : [](const std::string& path) { return Device::open(path); }),
       wake_(activity::WakeChannel::create(dir())),
       acts_(std::make_unique<Acts>(*this)) {
+    try {
+        watch_ = std::make_unique<DirWatch>(dir(), [w = &wake_] { w->wake(); });
+    } catch (const Error& e) {
+        log_.warning("no_watch", std::string(e.what()) +
+                                     ": new processes are found by the periodic rescan only");
+    }
     new_policy();
 }
 
@@ -225,12 +236,24 @@ void Controller::refresh_queue_table() {
 
 void Controller::rescan(std::int64_t now) {
     next_scan_ = now + ns(cfg_.rescan);
+    last_scan_ = now;
     open_device_if_due(now);
     activity::ScanOptions opt;
     opt.dir = dir();
     opt.access = activity::Page::Access::control;
     opt.drop_stale = true;
     activity::ScanResult found = activity::scan(opt);
+    std::map<std::string, std::int64_t> unready;
+    for (const auto& [path, problem] : found.skipped) {
+        if (problem != activity::Problem::too_small && problem != activity::Problem::bad_magic)
+            continue;
+        auto it = unready_.find(path);
+        const std::int64_t first = it == unready_.end() ? now : it->second;
+        unready.emplace(path, first);
+        if (now - first < kUnreadyRetryNs)
+            next_scan_ = std::min(next_scan_, now + kFastRescanNs);
+    }
+    unready_ = std::move(unready);
     std::set<pid_t> live;
     for (activity::Page& page : found.pages) {
         const pid_t pid = page.pid();
@@ -380,6 +403,8 @@ void Controller::renew_coop(std::int64_t now) {
 void Controller::step() {
     std::int64_t now = clock_.now_ns();
     acts_->step_start_ns_ = now;
+    if (watch_ && watch_->pending())
+        next_scan_ = std::min(next_scan_, last_scan_ + kFastRescanNs);
     if (now >= next_scan_)
         rescan(now);
 

@@ -28,6 +28,7 @@
 
 #include "amdqp/policy/policy.hpp"
 #include "config_file.hpp"
+#include "dir_watch.hpp"
 #include "log.hpp"
 #include "metrics.hpp"
 #include "process_facts.hpp"
@@ -114,12 +115,17 @@ class Controller {
     bool warned_no_device_ = false;
     bool restart_policy_ = false;  // the device went away: new policy after this step
     activity::WakeChannel wake_;
+    std::unique_ptr<DirWatch> watch_;  // after wake_: its thread wakes it
     std::unique_ptr<Acts> acts_;
     std::unique_ptr<policy::Policy> policy_;
     std::map<pid_t, Proc> procs_;
     // LIST_QUEUES by (pid, ring VA): for slots whose ids the page lacks.
     std::map<std::pair<std::uint32_t, std::uint64_t>, QueueInfo> queue_table_;
     std::int64_t next_scan_ = 0;
+    std::int64_t last_scan_ = 0;
+    // Pages found half made (a writer fills the header after closing the
+    // file): path -> when first seen, retried quickly for a while.
+    std::map<std::string, std::int64_t> unready_;
     int min_priority_ = policy::kPriorityMax;
     std::map<policy::QueueKey, std::uint64_t> last_doorbells_;
     std::set<std::uint32_t> gpus_;

@@ -165,6 +165,51 @@ TEST_F(ControllerTest, HighPriorityWorkSuspendsLowerAndTheHysteresisResumesIt) {
     EXPECT_NE(m.find("amdqpd_control_loop_seconds_count 1\n"), std::string::npos) << m;
 }
 
+// A process that starts while the daemon runs is adopted when its page
+// appears, not at the next rescan: otherwise its first request runs with
+// nothing suspended and no wake/hold flags on its page.
+TEST_F(ControllerTest, NewPageIsAdoptedWithoutWaitingForTheRescan) {
+    cfg_.rescan = std::chrono::hours(1);
+    cfg_.idle_poll = std::chrono::seconds(10);
+    auto c = make();
+    std::atomic<bool> stop{false};
+    std::thread loop([&] {
+        while (!stop.load())
+            c->cycle();
+    });
+    const auto t0 = std::chrono::steady_clock::now();
+    Tagged hp(dir_.path(), shared_, 0, 12, 0x20000);
+    bool adopted = false;
+    while (!adopted && std::chrono::steady_clock::now() - t0 < 2s) {
+        adopted = std::atomic_ref<std::uint32_t>(hp.page()->hdr.ctl_flags).load() != 0;
+        std::this_thread::sleep_for(100us);
+    }
+    const auto took = std::chrono::steady_clock::now() - t0;
+    stop = true;
+    c->wake().wake();
+    loop.join();
+    EXPECT_TRUE(adopted) << "not adopted within 2 s (rescan 1 h, idle poll 10 s)";
+    RecordProperty("adopt_us", static_cast<int>(took / 1us));
+}
+
+// The watch fires when the writer closes its new file, just before it fills
+// the header: a page still zero then is looked at again shortly.
+TEST_F(ControllerTest, HalfMadePageIsRetriedSoon) {
+    cfg_.rescan = std::chrono::hours(1);
+    auto c = make();
+    c->step();
+    Tagged hp(dir_.path(), shared_, 0, 12, 0x20000);
+    const auto magic = hp.page()->hdr.magic;
+    hp.page()->hdr.magic = 0;  // as if the header were not written yet
+    std::this_thread::sleep_for(20ms);
+    c->step();
+    EXPECT_EQ(c->processes(), 0u);
+    EXPECT_LE(c->wait_for(), 2ms) << "a half-made page is retried within a millisecond or so";
+    hp.page()->hdr.magic = magic;
+    EXPECT_TRUE(step_until(
+        *c, [&] { return c->processes() == 1; }, 200ms));
+}
+
 TEST_F(ControllerTest, EqualPrioritiesNeverSuspendEachOther) {
     Tagged a(dir_.path(), shared_, 0, 7, 0x10000);
     Tagged b(dir_.path(), shared_, 1, 7, 0x20000);
