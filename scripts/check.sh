@@ -320,7 +320,8 @@ stage_vm_debug() {
 		{ fail "selftests/out/run-guest.sh missing (selftests-build stage failed or skipped)"; return 0; }
 	mapfile -t k < <(bash scripts/debug-kernel.sh)
 	[ ${#k[@]} -eq 2 ] || { fail "scripts/debug-kernel.sh failed (see above)"; return 0; }
-	key="$(bash scripts/debug-kernel.sh --key)"
+	key="${k[0]%/bzImage}"
+	key="${key##*/debug-kernel-}"
 	build_in "$bdbg" "${k[1]}" "$logdir/build-debug.make.log" || return 0
 	ksrc="$(bash scripts/kernel-src.sh --minimal)" || { fail "scripts/kernel-src.sh failed"; return 0; }
 	nice make -s -C selftests/kfdstub KSRC="$ksrc" OUT="$stub" ||
