@@ -30,9 +30,14 @@ std::int64_t ns(std::chrono::nanoseconds d) {
 }
 
 std::string gpu_list(std::span<const std::uint32_t> gpus) {
+    // Appended piece by piece: "," + std::to_string(g) makes GCC 12 warn
+    // (-Wrestrict, a false positive in its inlined string insert) at -O2.
     std::string s;
-    for (auto g : gpus)
-        s += (s.empty() ? "" : ",") + std::to_string(g);
+    for (auto g : gpus) {
+        if (!s.empty())
+            s += ',';
+        s += std::to_string(g);
+    }
     return s;
 }
 
@@ -65,7 +70,9 @@ class Controller::Acts : public policy::Actions {
                 // Parsed by the control-loop benchmark (experiments/demo/demo.py).
                 loop = " (control loop " + std::to_string(static_cast<long>(s * 1e6)) +
                        " us; step began " + std::to_string((step_start_ns_ - *trigger_ns_) / 1000) +
-                       " us after the doorbell, ioctl " + std::to_string(call_us) + " us, " +
+                       " us after the doorbell, pages read " +
+                       std::to_string((sampled_ns_ - step_start_ns_) / 1000) +
+                       " us into it, ioctl " + std::to_string(call_us) + " us, " +
                        std::to_string(r.latency_ns / 1000) + " us in scheduler updates)";
             }
             for (auto g : gpus)
@@ -107,6 +114,7 @@ class Controller::Acts : public policy::Actions {
 
     std::optional<std::int64_t> trigger_ns_;
     std::int64_t step_start_ns_ = 0;
+    std::int64_t sampled_ns_ = 0;  // when this step had read every page
 
   private:
     void coop(std::int32_t pid, bool suspend) {
@@ -467,6 +475,7 @@ void Controller::step() {
     }
     min_priority_ = min_prio;
 
+    acts_->sampled_ns_ = clock_.now_ns();
     acts_->trigger_ns_ = trigger;
     policy_->update(samples, hints);
     policy_->tick();
