@@ -26,7 +26,8 @@ the build step makes); AMDQP_DEMO_BUILD the userspace from another CMake
 build folder (default build/demo; with --no-build it must hold the
 targets above). DEMO_SECONDS (default 20, as in demo.py: 100 measured
 high-priority requests at 5/s, after 1 s of warm-up) sets the measured
-length of a phase, so seven phases take about 3 minutes plus the boot;
+length of a phase, so the seven phases and hp-alone's second run (its
+requests pooled with the first) take about 3 minutes plus the boot;
 AMDQP_DEMO_TIMEOUT (default 900) limits the VM run; AMDQP_VM_* knobs
 apply (selftests/vm/run-vm.sh --help). As root QEMU runs at
 AMDQP_VM_NICE=-10 unless set: what the phases compare is the emulated
