@@ -93,6 +93,11 @@ class Controller::Acts : public policy::Actions {
     void resume_all(std::span<const std::uint32_t> gpus) override {
         if (!c_.dev_)
             return;
+        // Holds back on before the lower queues run: a doorbell in between
+        // would go out next to them.
+        const std::int64_t now = c_.clock_.now_ns();
+        for (auto& [pid, p] : c_.procs_)
+            c_.update_control(p, now, gpus);
         try {
             GpuSetResult r = c_.dev_->resume_all(gpus);
             c_.metrics_.resume_call(static_cast<std::uint32_t>(gpus.size()), r.affected);
@@ -368,14 +373,20 @@ void Controller::sync_slots(pid_t pid, Proc& p, const activity::Snapshot& snap) 
     }
 }
 
-void Controller::update_control(Proc& p, std::int64_t now) {
+void Controller::update_control(Proc& p, std::int64_t now,
+                                std::span<const std::uint32_t> resuming) {
     std::uint32_t flags = AMDQP_ACT_CTL_WAKE;
-    int top = -1;
-    for (const auto& [id, q] : p.queues)
-        top = std::max(top, q.priority);
-    // Hold only where the new work outranks something: elsewhere a hold
-    // would delay it for nothing.
-    if (cfg_.policy.order == policy::SuspendOrder::kBeforeDoorbell && top > min_priority_)
+    // Hold only where the new work outranks something that runs: with the
+    // lower queues off already (the later kernels of a burst whose queue
+    // drained in a gap) a hold would cost a control loop for nothing.
+    bool hold = false;
+    for (const auto& [id, q] : p.queues) {
+        const std::uint32_t gpu = q.key.gpu_id;
+        hold = hold || (q.priority > min_priority_ &&
+                        (policy_->suspend_level(gpu) < q.priority ||
+                         std::find(resuming.begin(), resuming.end(), gpu) != resuming.end()));
+    }
+    if (cfg_.policy.order == policy::SuspendOrder::kBeforeDoorbell && hold)
         flags |= AMDQP_ACT_CTL_HOLD;
     const std::int64_t alive = 1'000'000'000;  // promise; renewed every third
     if (flags == p.ctl_written && now - p.ctl_renewed < alive / 3)

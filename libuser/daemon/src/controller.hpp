@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -100,7 +101,9 @@ class Controller {
     void rescan(std::int64_t now);
     void refresh_queue_table();
     void sync_slots(pid_t pid, Proc& p, const activity::Snapshot& snap);
-    void update_control(Proc& p, std::int64_t now);
+    // Control flags of @p's page; @resuming: GPUs about to run their lower
+    // queues again (their suspension does not count any more).
+    void update_control(Proc& p, std::int64_t now, std::span<const std::uint32_t> resuming = {});
     void renew_coop(std::int64_t now);
     void new_policy();
     std::string dir() const;

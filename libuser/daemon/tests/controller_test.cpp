@@ -157,9 +157,14 @@ TEST_F(ControllerTest, HighPriorityWorkSuspendsLowerAndTheHysteresisResumesIt) {
     EXPECT_TRUE(fake_->suspended(lp.pid(), kGpu, lq));
     EXPECT_EQ(hp.page()->hdr.busy_ack, 1u) << "the held doorbell is released after the suspend";
     EXPECT_EQ(c->policy().suspend_level(kGpu), 12);
+    // The lower queue is off: a doorbell after a gap inside the burst has
+    // nothing to wait for.
+    EXPECT_EQ(hp.page()->hdr.ctl_flags, AMDQP_ACT_CTL_WAKE);
 
     shared_->read_index[1] = 1;  // drained: the hysteresis (3 ms) starts
     EXPECT_TRUE(step_until(*c, [&] { return !fake_->suspended(lp.pid(), kGpu, lq); }));
+    EXPECT_EQ(hp.page()->hdr.ctl_flags, AMDQP_ACT_CTL_WAKE | AMDQP_ACT_CTL_HOLD)
+        << "held again once the lower queue runs";
     const std::string m = metrics_.render();
     EXPECT_NE(m.find("amdqpd_suspend_calls_total 1\n"), std::string::npos) << m;
     EXPECT_NE(m.find("amdqpd_control_loop_seconds_count 1\n"), std::string::npos) << m;
