@@ -38,7 +38,9 @@ TEST(ProcessFacts, FirstMatchingRuleWinsAndGroupsFallBack) {
     EXPECT_EQ(decide(rules, GroupBy::kCgroup, f, "tp0").group, "tp0");
     EXPECT_EQ(decide({}, GroupBy::kNone, f, "").group, "");
     // The root cgroup is shared by unrelated processes: never a group.
-    f.cgroup = "/";
+    // (Moved in, not = "/": GCC 12 -O2 warns -Wrestrict, falsely, on that
+    // assignment here.)
+    f.cgroup = std::string("/");
     EXPECT_EQ(decide({}, GroupBy::kCgroup, f, "").group, "");
     f.exe = "/bin/sh";
     EXPECT_FALSE(decide(rules, GroupBy::kNone, f, "").priority);

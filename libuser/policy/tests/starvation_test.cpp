@@ -9,40 +9,48 @@ namespace amdqp::policy::test {
 namespace {
 
 // Longest stretch the recorded calls kept @gpu suspended, up to @end.
+// (A flag and a time, not std::optional: GCC 12 -O2 warns
+// -Wmaybe-uninitialized, falsely, on the optional's value here.)
 std::int64_t longest_suspension(const RecordingActions& a, std::uint32_t gpu, std::int64_t end) {
     std::int64_t longest = 0;
-    std::optional<std::int64_t> since;
+    bool held = false;
+    std::int64_t since = 0;
     for (const auto& c : a.calls) {
         if (std::find(c.gpus.begin(), c.gpus.end(), gpu) == c.gpus.end())
             continue;
-        if (c.kind == Call::kSuspend && !since)
+        if (c.kind == Call::kSuspend && !held) {
+            held = true;
             since = c.at;
-        if (c.kind == Call::kResume && since) {
-            longest = std::max(longest, c.at - *since);
-            since.reset();
+        }
+        if (c.kind == Call::kResume && held) {
+            longest = std::max(longest, c.at - since);
+            held = false;
         }
     }
-    if (since)
-        longest = std::max(longest, end - *since);
+    if (held)
+        longest = std::max(longest, end - since);
     return longest;
 }
 
 // Share of [from, to) during which @gpu was not suspended.
 double run_share(const RecordingActions& a, std::uint32_t gpu, std::int64_t from, std::int64_t to) {
     std::int64_t suspended = 0;
-    std::optional<std::int64_t> since;
+    bool held = false;  // as in longest_suspension()
+    std::int64_t since = 0;
     for (const auto& c : a.calls) {
         if (std::find(c.gpus.begin(), c.gpus.end(), gpu) == c.gpus.end())
             continue;
-        if (c.kind == Call::kSuspend && !since)
+        if (c.kind == Call::kSuspend && !held) {
+            held = true;
             since = c.at;
-        if (c.kind == Call::kResume && since) {
-            suspended += std::max<std::int64_t>(0, c.at - std::max(*since, from));
-            since.reset();
+        }
+        if (c.kind == Call::kResume && held) {
+            suspended += std::max<std::int64_t>(0, c.at - std::max(since, from));
+            held = false;
         }
     }
-    if (since)
-        suspended += to - std::max(*since, from);
+    if (held)
+        suspended += to - std::max(since, from);
     return 1.0 - static_cast<double>(suspended) / static_cast<double>(to - from);
 }
 

@@ -107,9 +107,14 @@ DaemonView inspect_daemon(const Context& ctx) {
 }
 
 std::string joined(const std::vector<std::uint32_t>& values) {
+    // Appended piece by piece: "," + std::to_string(v) makes GCC 12 warn
+    // (-Wrestrict, a false positive in its inlined string insert) at -O2.
     std::string out;
-    for (auto v : values)
-        out += (out.empty() ? "" : ",") + std::to_string(v);
+    for (auto v : values) {
+        if (!out.empty())
+            out += ',';
+        out += std::to_string(v);
+    }
     return out.empty() ? "-" : out;
 }
 

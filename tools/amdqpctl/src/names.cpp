@@ -11,7 +11,13 @@ namespace amdqpctl {
 
 std::string backends_name(std::uint32_t bits) {
     std::string out;
-    auto add = [&](const char* word) { out += (out.empty() ? "" : ",") + std::string(word); };
+    // Appended piece by piece: "," + std::string(word) makes GCC 12 warn
+    // (-Wrestrict, a false positive in its inlined string insert) at -O2.
+    auto add = [&](const char* word) {
+        if (!out.empty())
+            out += ',';
+        out += word;
+    };
     if (bits & AMDQP_BACKEND_SIM)
         add("sim");
     if (bits & AMDQP_BACKEND_KFD)
