@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Decision cost of the policy per event, natively: one update() with one
 // queue's new sample, on a host of 8 GPUs with a high- and a low-priority
-// queue (plus a low TP group) on each.
+// queue (plus a low TP group) on each. Every benchmark counts its events as
+// items, so items_per_second is events per second of CPU time; 'make
+// bench' turns that into bench/out/policy.json (policy_json.py).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -73,15 +75,21 @@ void BM_KernelEvents(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations() * 2);
     benchmark::DoNotOptimize(host.actions.calls);
 }
-BENCHMARK(BM_KernelEvents)->Args({1, 2})->Args({8, 2})->Args({8, 8});
+BENCHMARK(BM_KernelEvents)
+    ->ArgNames({"gpus", "queues_per_gpu"})
+    ->Args({1, 2})
+    ->Args({8, 2})
+    ->Args({8, 8});
 
 // A whole request and the idle time after it: suspend, kernels, expiry,
 // resume. Counts the sampling of every queue of the host each step.
 void BM_RequestCycle(benchmark::State& state) {
-    Host host(8, 2);
+    const auto per_gpu = static_cast<std::size_t>(state.range(1));
+    Host host(static_cast<std::uint32_t>(state.range(0)), static_cast<int>(per_gpu));
     for (auto _ : state) {
         for (int k = 0; k < 100; ++k) {
-            for (std::size_t i = 0; i < host.samples.size(); i += 2) {
+            // The first queue of each GPU is its high-priority one.
+            for (std::size_t i = 0; i < host.samples.size(); i += per_gpu) {
                 auto& s = host.samples[i];
                 ++s.write_index;
                 ++s.doorbells;
@@ -89,7 +97,7 @@ void BM_RequestCycle(benchmark::State& state) {
             }
             host.policy.update(host.samples);
             host.clock.now += 20'000;
-            for (std::size_t i = 0; i < host.samples.size(); i += 2)
+            for (std::size_t i = 0; i < host.samples.size(); i += per_gpu)
                 host.samples[i].read_index = host.samples[i].write_index;
             host.policy.update(host.samples);
         }
@@ -99,6 +107,18 @@ void BM_RequestCycle(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations() * 200);
     benchmark::DoNotOptimize(host.actions.calls);
 }
-BENCHMARK(BM_RequestCycle);
+BENCHMARK(BM_RequestCycle)->ArgNames({"gpus", "queues_per_gpu"})->Args({8, 2});
 
 }  // namespace
+
+// benchmark_main's, plus the build type in the output's context: numbers
+// from an unoptimised build are no measure of the policy.
+int main(int argc, char** argv) {
+    benchmark::AddCustomContext("amdqp_build_type", AMDQP_BUILD_TYPE);
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv))
+        return 1;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
