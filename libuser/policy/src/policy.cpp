@@ -256,6 +256,21 @@ std::map<std::uint32_t, int> Policy::wanted_levels(std::int64_t now) const {
     return level;
 }
 
+// Whether a group's queues would go off at different levels on the GPUs
+// of @rising (GPU -> level it rises to): in more than one call.
+bool Policy::splits_a_group(const std::map<std::uint32_t, int>& rising) const {
+    std::map<std::string_view, std::set<int>> levels;
+    for (const auto& [key, q] : queues_) {
+        if (q.info.group.empty())
+            continue;
+        const auto r = rising.find(key.gpu_id);
+        if (r != rising.end() && r->second > q.info.priority)
+            levels[q.info.group].insert(r->second);
+    }
+    return std::any_of(levels.begin(), levels.end(),
+                       [](const auto& l) { return l.second.size() > 1; });
+}
+
 void Policy::close_over_groups(std::map<std::uint32_t, int>& level) const {
     struct Group {
         int priority = kPriorityMin;
@@ -338,10 +353,31 @@ void Policy::decide() {
         g.applied = want;
         g.reapply = false;
     }
-    // Suspensions first: they are what a newly busy GPU waits for.
-    for (const auto& [lvl, gpus] : rise) {
-        actions_.suspend_below(gpus, lvl);
-        ++stats_.suspend_calls;
+    // Suspensions first: they are what a newly busy GPU waits for. One call
+    // per level, on the GPUs that want exactly it, is the fewest scheduler
+    // updates; but a group below two of those levels would go off on part
+    // of its GPUs first. Then the levels go lowest first, each on every
+    // rising GPU that wants at least it: a queue goes off in the first call
+    // above its priority on all its GPUs at once, for an update more on
+    // the GPUs that want the higher levels.
+    std::map<std::uint32_t, int> rising;
+    for (const auto& [lvl, gpus] : rise)
+        for (auto g : gpus)
+            rising[g] = lvl;
+    if (rise.size() > 1 && splits_a_group(rising)) {
+        for (auto it = rise.rbegin(); it != rise.rend(); ++it) {
+            std::vector<std::uint32_t> gpus;
+            for (const auto& [g, lvl] : rising)
+                if (lvl >= it->first)
+                    gpus.push_back(g);
+            actions_.suspend_below(gpus, it->first);
+            ++stats_.suspend_calls;
+        }
+    } else {
+        for (const auto& [lvl, gpus] : rise) {
+            actions_.suspend_below(gpus, lvl);
+            ++stats_.suspend_calls;
+        }
     }
     if (!fall.empty()) {
         actions_.resume_all(fall);

@@ -113,13 +113,14 @@ TEST(Policy, LowGroupIsNeverPartlySuspended) {
     const auto hp = rig.add(10, 2, 12);
 
     ring(rig, {hp});
-    // GPU 2 below 12 and the group's other GPUs below its priority + 1, in
-    // the same step.
+    // The group's GPUs below its priority + 1 in one call (the whole group
+    // off at once), then GPU 2 below 12, in the same step: GPU 2 alone
+    // first would take the group's rank there off before the others.
     ASSERT_EQ(rig.actions.calls.size(), 2u);
-    EXPECT_EQ(rig.actions.calls[0].gpus, V{2});
-    EXPECT_EQ(rig.actions.calls[0].priority, 12);
-    EXPECT_EQ(rig.actions.calls[1].gpus, (V{1, 3}));
-    EXPECT_EQ(rig.actions.calls[1].priority, 3);
+    EXPECT_EQ(rig.actions.calls[0].gpus, (V{1, 2, 3}));
+    EXPECT_EQ(rig.actions.calls[0].priority, 3);
+    EXPECT_EQ(rig.actions.calls[1].gpus, V{2});
+    EXPECT_EQ(rig.actions.calls[1].priority, 12);
     EXPECT_EQ(rig.actions.calls[0].at, rig.actions.calls[1].at);
     EXPECT_EQ(rig.actions.level.count(4), 0u);
 
@@ -128,6 +129,26 @@ TEST(Policy, LowGroupIsNeverPartlySuspended) {
     ASSERT_EQ(rig.actions.calls.size(), 3u);
     EXPECT_EQ(rig.actions.calls[2].kind, Call::kResume);
     EXPECT_EQ(rig.actions.calls[2].gpus, (V{1, 2, 3}));
+}
+
+TEST(Policy, LowGroupUnderTwoBusyLevelsGoesOffInOneCall) {
+    Rig rig;
+    // A low TP group on GPUs 1 and 2; different high levels busy on each.
+    const auto r1 = rig.add(30, 1, 2, "lp-tp");
+    const auto r2 = rig.add(31, 2, 2, "lp-tp");
+    rig.keep_busy(r1);
+    rig.keep_busy(r2);
+    const auto h1 = rig.add(10, 1, 8);
+    const auto h2 = rig.add(11, 2, 12);
+
+    ring(rig, {h1, h2});
+    ASSERT_EQ(rig.actions.calls.size(), 2u);
+    EXPECT_EQ(rig.actions.calls[0].gpus, (V{1, 2}));  // both ranks in the first call
+    EXPECT_EQ(rig.actions.calls[0].priority, 8);
+    EXPECT_EQ(rig.actions.calls[1].gpus, V{2});
+    EXPECT_EQ(rig.actions.calls[1].priority, 12);
+    EXPECT_EQ(rig.actions.level[1], 8);
+    EXPECT_EQ(rig.actions.level[2], 12);
 }
 
 TEST(Policy, SeveralPriorityLevels) {

@@ -106,6 +106,7 @@ class Policy {
     std::map<std::uint32_t, int> wanted_levels(std::int64_t now) const;
     void close_over_groups(std::map<std::uint32_t, int>& level) const;
     std::set<std::uint32_t> group_closure(std::set<std::uint32_t> gpus) const;
+    bool splits_a_group(const std::map<std::uint32_t, int>& rising) const;
     void account(std::int64_t now);
     std::int64_t starved_in_window(const Gpu& g, std::int64_t now) const;
 
