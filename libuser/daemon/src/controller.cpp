@@ -41,6 +41,13 @@ std::string gpu_list(std::span<const std::uint32_t> gpus) {
     return s;
 }
 
+// "gpu N", appended for the reason gpu_list() gives.
+std::string gpu_name(std::uint32_t gpu) {
+    std::string s = "gpu ";
+    s += std::to_string(gpu);
+    return s;
+}
+
 // The kernel went away under us (module unloaded, device removed).
 bool device_gone(const Error& e) {
     return e.code() == errc::no_module || e.sys_errno() == ENODEV || e.sys_errno() == EBADF;
@@ -53,7 +60,11 @@ class Controller::Acts : public policy::Actions {
   public:
     explicit Acts(Controller& c) : c_(c) {}
 
-    void suspend_below(std::span<const std::uint32_t> gpus, int priority) override {
+    void suspend_below(std::span<const std::uint32_t> asked, int priority) override {
+        std::vector<std::uint32_t> buf;
+        const auto gpus = present(asked, buf);
+        if (gpus.empty())
+            return;
         if (!c_.dev_) {
             c_.metrics_.error("no_device");
             return;
@@ -90,8 +101,10 @@ class Controller::Acts : public policy::Actions {
         }
     }
 
-    void resume_all(std::span<const std::uint32_t> gpus) override {
-        if (!c_.dev_)
+    void resume_all(std::span<const std::uint32_t> asked) override {
+        std::vector<std::uint32_t> buf;
+        const auto gpus = present(asked, buf);
+        if (gpus.empty() || !c_.dev_)
             return;
         // Holds back on before the lower queues run: a doorbell in between
         // would go out next to them.
@@ -122,6 +135,19 @@ class Controller::Acts : public policy::Actions {
     std::int64_t sampled_ns_ = 0;  // when this step had read every page
 
   private:
+    // @gpus without those amdqp removed: their queues and holds went with
+    // them, and naming one fails the whole call (ENODEV). The policy's
+    // last word on such a GPU, a resume, needs no call.
+    std::span<const std::uint32_t> present(std::span<const std::uint32_t> gpus,
+                                           std::vector<std::uint32_t>& buf) const {
+        if (c_.removed_gpus_.empty())
+            return gpus;
+        for (auto g : gpus)
+            if (!c_.removed_gpus_.contains(g))
+                buf.push_back(g);
+        return buf;
+    }
+
     void coop(std::int32_t pid, bool suspend) {
         auto it = c_.procs_.find(pid);
         if (it == c_.procs_.end())
@@ -188,6 +214,7 @@ void Controller::open_device_if_due(std::int64_t now) {
     try {
         dev_.emplace(open_device_(path));
         log_.info("device", "opened " + path);
+        watch_devices();
     } catch (const Error& e) {
         // Cooperative queues still work without the module.
         if (!warned_no_device_)
@@ -200,6 +227,7 @@ void Controller::lose_device(const Error& e) {
     log_.warning("device_lost", std::string("lost ") +
                                     (cfg_.device.empty() ? default_device_path() : cfg_.device) +
                                     ": " + e.what() + "; starting over when it is back");
+    device_watch_.reset();
     dev_.reset();
     queue_table_.clear();
     next_device_try_ = clock_.now_ns() + kDeviceRetryNs;
@@ -218,11 +246,72 @@ void Controller::lose_device(const Error& e) {
     restart_policy_ = true;
 }
 
+void Controller::watch_devices() {
+    try {
+        device_watch_ = std::make_unique<DeviceWatch>(*dev_, [w = &wake_] { w->wake(); });
+    } catch (const std::exception& e) {  // Error, or std::thread's system_error
+        log_.warning("no_device_events",
+                     std::string(e.what()) +
+                         ": GPUs added or removed are found by the periodic rescan only");
+    }
+}
+
+void Controller::read_device_events(std::int64_t now) {
+    std::vector<Event> events;
+    try {
+        events = device_watch_->take();
+    } catch (const Error& e) {
+        log_.warning("no_device_events",
+                     std::string(e.what()) +
+                         ": GPUs added or removed are found by the periodic rescan only");
+        device_watch_.reset();
+        next_scan_ = now;
+        return;
+    }
+    for (const Event& ev : events) {
+        // Whatever came (or was lost: OVERFLOW), the rescan lists what is
+        // there now: a new GPU's queues, the GPU list in the status.
+        next_scan_ = now;
+        if (ev.type == AMDQP_EVENT_DEVICE_ADDED) {
+            log_.info("device_added", gpu_name(ev.gpu_id) + " added: rescanning now");
+            removed_gpus_.erase(ev.gpu_id);
+        } else if (ev.type == AMDQP_EVENT_DEVICE_REMOVED) {
+            log_.info("device_removed",
+                      gpu_name(ev.gpu_id) + " removed: its queues and holds went with it");
+            forget_gpu(ev.gpu_id);
+        }
+    }
+}
+
+void Controller::forget_gpu(std::uint32_t gpu) {
+    // First: removing its queues makes the policy resume the GPU, and that
+    // call must leave it out (Acts::present).
+    removed_gpus_.insert(gpu);
+    gpus_.erase(gpu);
+    for (auto& [pid, p] : procs_) {
+        for (auto it = p.queues.begin(); it != p.queues.end();) {
+            const policy::QueueKey key = it->second.key;
+            if (key.gpu_id != gpu) {
+                ++it;
+                continue;
+            }
+            it = p.queues.erase(it);
+            p.reprioritized.erase(key);
+            last_doorbells_.erase(key);
+            unreadable_.erase(key);
+            policy_->remove_queue(key);
+        }
+    }
+    std::erase_if(queue_table_, [gpu](const auto& kv) { return kv.second.gpu_id == gpu; });
+    metrics_.forget_gpu(gpu);
+}
+
 void Controller::refresh_queue_table() {
     queue_table_.clear();
     if (!dev_)
         return;
     std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, double> suspended;
+    std::vector<std::uint32_t> gone;
     try {
         for (const QueueInfo& q : dev_->queues()) {
             queue_table_[{q.pid, q.ring_va}] = q;
@@ -231,8 +320,14 @@ void Controller::refresh_queue_table() {
                     static_cast<double>(q.suspended_ns) / 1e9;
         }
         std::set<std::uint32_t> gpus;
-        for (const DeviceInfo& d : dev_->devices())
+        for (const DeviceInfo& d : dev_->devices()) {
             gpus.insert(d.gpu_id);
+            removed_gpus_.erase(d.gpu_id);
+        }
+        // Removed without an event read (none subscribed, or lost).
+        for (auto g : gpus_)
+            if (!gpus.contains(g))
+                gone.push_back(g);
         if (gpus != gpus_) {
             log_.info("devices", "GPUs under amdqp: " + gpu_list(std::vector<std::uint32_t>(
                                                             gpus.begin(), gpus.end())));
@@ -245,6 +340,11 @@ void Controller::refresh_queue_table() {
         return;
     }
     metrics_.set_queue_suspended(suspended);
+    for (auto g : gone) {
+        log_.info("device_removed",
+                  gpu_name(g) + " is no longer listed: its queues and holds went with it");
+        forget_gpu(g);
+    }
 }
 
 void Controller::rescan(std::int64_t now) {
@@ -341,6 +441,8 @@ void Controller::sync_slots(pid_t pid, Proc& p, const activity::Snapshot& snap) 
         } else {
             continue;  // not known to anyone yet: looked for again next time
         }
+        if (removed_gpus_.contains(qi.key.gpu_id))
+            continue;  // the slot outlived its queue: the GPU went away
         qi.priority = p.verdict.priority.value_or(static_cast<int>(s.priority));
         qi.mechanism = s.mechanism == AMDQP_ACT_MECH_COOP ? policy::Mechanism::kCoop
                                                           : policy::Mechanism::kAmdqp;
@@ -424,6 +526,8 @@ void Controller::step() {
     acts_->step_start_ns_ = now;
     if (watch_ && watch_->pending())
         next_scan_ = std::min(next_scan_, last_scan_ + kFastRescanNs);
+    if (device_watch_)
+        read_device_events(now);
     if (now >= next_scan_)
         rescan(now);
 

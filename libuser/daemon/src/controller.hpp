@@ -29,6 +29,7 @@
 
 #include "amdqp/policy/policy.hpp"
 #include "config_file.hpp"
+#include "device_watch.hpp"
 #include "dir_watch.hpp"
 #include "log.hpp"
 #include "metrics.hpp"
@@ -98,6 +99,11 @@ class Controller {
 
     void open_device_if_due(std::int64_t now);
     void lose_device(const Error& e);
+    // Device add/remove events: subscribe after an open, act on them in a step.
+    void watch_devices();
+    void read_device_events(std::int64_t now);
+    // A GPU amdqp removed: its queues leave the policy, its metrics go.
+    void forget_gpu(std::uint32_t gpu);
     void rescan(std::int64_t now);
     void refresh_queue_table();
     void sync_slots(pid_t pid, Proc& p, const activity::Snapshot& snap);
@@ -118,7 +124,8 @@ class Controller {
     bool warned_no_device_ = false;
     bool restart_policy_ = false;  // the device went away: new policy after this step
     activity::WakeChannel wake_;
-    std::unique_ptr<DirWatch> watch_;  // after wake_: its thread wakes it
+    std::unique_ptr<DirWatch> watch_;            // after wake_: its thread wakes it
+    std::unique_ptr<DeviceWatch> device_watch_;  // the same; while dev_ is open
     std::unique_ptr<Acts> acts_;
     std::unique_ptr<policy::Policy> policy_;
     std::map<pid_t, Proc> procs_;
@@ -132,6 +139,9 @@ class Controller {
     int min_priority_ = policy::kPriorityMax;
     std::map<policy::QueueKey, std::uint64_t> last_doorbells_;
     std::set<std::uint32_t> gpus_;
+    // Removed by amdqp and not listed since: left out of the policy's calls,
+    // and page slots on them (their queues are gone) are not adopted.
+    std::set<std::uint32_t> removed_gpus_;
     std::set<policy::QueueKey> unreadable_;  // warned about once
 };
 

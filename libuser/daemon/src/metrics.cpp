@@ -85,6 +85,12 @@ void Metrics::forget_gpus() {
     levels_.clear();
 }
 
+void Metrics::forget_gpu(std::uint32_t gpu) {
+    std::lock_guard lock(mutex_);
+    levels_.erase(gpu);
+    std::erase_if(queue_suspended_, [gpu](const auto& kv) { return std::get<1>(kv.first) == gpu; });
+}
+
 namespace {
 
 void head(std::ostringstream& os, const char* name, const char* type, const char* help) {

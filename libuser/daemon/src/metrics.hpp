@@ -38,6 +38,8 @@ class Metrics {
         const std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, double>& seconds);
     void set_suspend_level(std::uint32_t gpu, int level);
     void forget_gpus();
+    // A GPU that went away: its level and its queues' suspended times.
+    void forget_gpu(std::uint32_t gpu);
 
     std::string render() const;
     // The last kSamples control-loop latencies, in microseconds (benchmarks).

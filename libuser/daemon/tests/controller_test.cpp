@@ -12,7 +12,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <set>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "activity_page.hpp"
 #include "activity_proc.hpp"
@@ -35,9 +38,9 @@ struct Shared {
 
 class Tagged {
   public:
-    // A child with one slot of @priority on kGpu whose ring is @ring_va.
+    // A child with one slot of @priority on @gpu whose ring is @ring_va.
     Tagged(const std::string& dir, Shared* shared, int n, std::uint32_t priority,
-           std::uint64_t ring_va, const char* group = nullptr)
+           std::uint64_t ring_va, const char* group = nullptr, std::uint32_t gpu = kGpu)
         : dir_(dir) {
         int ready[2];
         if (pipe(ready) != 0)
@@ -48,7 +51,7 @@ class Tagged {
                 setenv("AMDQP_GROUP", group, 1);
             amdqp::detail::ActivityWriter w(dir);
             amdqp::detail::SlotInit init;
-            init.gpu_id = kGpu;
+            init.gpu_id = gpu;
             init.priority = priority;
             init.mechanism = AMDQP_ACT_MECH_AMDQP;
             init.ring_va = ring_va;
@@ -295,6 +298,90 @@ TEST_F(ControllerTest, DeviceLostInsideADecisionStartsThePolicyOver) {
     std::this_thread::sleep_for(1100ms);
     EXPECT_TRUE(step_until(*c, [&] { return fake_->suspended(lp.pid(), kGpu, lq); }));
 }
+
+// The GPUs the status file lists.
+std::set<std::uint32_t> listed_gpus(const Controller& c) {
+    std::set<std::uint32_t> out;
+    const auto status = nlohmann::json::parse(c.status_json());
+    for (const auto& g : status["gpus"])
+        out.insert(g["gpu"].get<std::uint32_t>());
+    return out;
+}
+
+// The tagged queues the status file lists on @gpu.
+int queues_on(const Controller& c, std::uint32_t gpu) {
+    int n = 0;
+    const auto status = nlohmann::json::parse(c.status_json());
+    for (const auto& p : status["tagged"])
+        for (const auto& q : p["queues"])
+            n += q["gpu"].get<std::uint32_t>() == gpu;
+    return n;
+}
+
+// amdqp.ko announces a new GPU: it is listed, and a tagged queue on it
+// adopted, at once rather than at the next rescan (an hour here).
+TEST_F(ControllerTest, AddedGpuIsTakenInWithoutWaitingForTheRescan) {
+    cfg_.rescan = std::chrono::hours(1);
+    Tagged hp(dir_.path(), shared_, 0, 12, 0x20000, nullptr, 2);
+    auto c = make();
+    c->step();
+    EXPECT_EQ(listed_gpus(*c), std::set<std::uint32_t>{kGpu});
+    fake_->add_gpu(2);
+    fake_->add_queue(hp.pid(), 2, 0x20000, 12, getuid());
+    c->step();
+    EXPECT_EQ(listed_gpus(*c), (std::set<std::uint32_t>{kGpu, 2}));
+    EXPECT_EQ(queues_on(*c, 2), 1) << "its queue is adopted: " << c->status_json();
+}
+
+// A GPU that goes away takes its queues and the daemon's holds on it along
+// (amdqp_device_unregister): the daemon forgets them at once, and the
+// policy's resume of that GPU must not reach the kernel, where it would
+// fail the whole call (ENODEV) and look like the module was gone. The
+// same when the event itself was lost (its ring full): the OVERFLOW
+// record makes it rescan, and the list lacks the GPU.
+class GpuRemovalTest : public ControllerTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(GpuRemovalTest, RemovedGpuIsForgottenAndTheOthersKeepTheirHolds) {
+    cfg_.rescan = std::chrono::hours(1);
+    Tagged lp1(dir_.path(), shared_, 0, 2, 0x10000);
+    Tagged hp1(dir_.path(), shared_, 1, 12, 0x20000);
+    Tagged lp2(dir_.path(), shared_, 2, 2, 0x30000, nullptr, 2);
+    Tagged hp2(dir_.path(), shared_, 3, 12, 0x40000, nullptr, 2);
+    fake_->add_gpu(2);
+    const auto lq1 = fake_->add_queue(lp1.pid(), kGpu, 0x10000, 2, getuid()).queue_id;
+    fake_->add_queue(hp1.pid(), kGpu, 0x20000, 12, getuid());
+    const auto lq2 = fake_->add_queue(lp2.pid(), 2, 0x30000, 2, getuid()).queue_id;
+    fake_->add_queue(hp2.pid(), 2, 0x40000, 12, getuid());
+    auto c = make();
+    c->step();
+    hp1.doorbell(1);  // both busy, never drained
+    hp2.doorbell(1);
+    c->step();
+    ASSERT_TRUE(fake_->suspended(lp1.pid(), kGpu, lq1));
+    ASSERT_TRUE(fake_->suspended(lp2.pid(), 2, lq2));
+    ASSERT_NE(metrics_.render().find("amdqpd_suspend_level{gpu=\"2\"} 12"), std::string::npos);
+
+    if (GetParam())
+        fake_->event_ring = 0;  // DEVICE_REMOVED dropped, OVERFLOW read instead
+    fake_->remove_gpu(2);
+    c->step();
+    EXPECT_TRUE(c->device_open()) << "a GPU gone is not the module gone";
+    EXPECT_EQ(c->policy().suspend_level(2), 0);
+    EXPECT_EQ(c->policy().suspend_level(kGpu), 12);
+    EXPECT_TRUE(fake_->suspended(lp1.pid(), kGpu, lq1)) << "GPU 1's hold is kept";
+    EXPECT_EQ(listed_gpus(*c), std::set<std::uint32_t>{kGpu});
+    EXPECT_EQ(queues_on(*c, 2), 0);
+    const std::string m = metrics_.render();
+    EXPECT_EQ(m.find("gpu=\"2\""), std::string::npos) << m;
+    EXPECT_EQ(m.find("amdqpd_errors_total{kind=\"resume\"}"), std::string::npos) << m;
+    // The pages still hold their slots on GPU 2: they are not adopted again.
+    hp2.doorbell(2);
+    c->step();
+    EXPECT_EQ(queues_on(*c, 2), 0);
+    EXPECT_TRUE(c->device_open());
+}
+INSTANTIATE_TEST_SUITE_P(Events, GpuRemovalTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "Lost" : "Read"; });
 
 TEST_F(ControllerTest, WithoutTheModuleItKeepsRunningAndRetries) {
     fake_->present = false;

@@ -34,6 +34,17 @@ FakeGpu& FakeAmdqp::add_gpu(std::uint32_t gpu_id, std::uint32_t sched_mode) {
     return gpus_.back();
 }
 
+void FakeAmdqp::remove_gpu(std::uint32_t gpu_id) {
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> gone;  // pid, queue id
+    for (const auto& q : queues_)
+        if (q->gpu_id == gpu_id)
+            gone.emplace_back(q->pid, q->queue_id);
+    for (auto [pid, queue_id] : gone)
+        remove_queue(pid, gpu_id, queue_id);
+    std::erase_if(gpus_, [gpu_id](const FakeGpu& g) { return g.gpu_id == gpu_id; });
+    emit(AMDQP_EVENT_DEVICE_REMOVED, 0, gpu_id);
+}
+
 FakeQueue& FakeAmdqp::add_queue(std::uint32_t pid, std::uint32_t gpu_id, std::uint64_t ring_va,
                                 std::uint32_t priority, std::uint32_t uid) {
     auto q = std::make_unique<FakeQueue>();

@@ -87,6 +87,9 @@ class FakeAmdqp : public Sys {
     std::size_t event_ring = 512;
 
     FakeGpu& add_gpu(std::uint32_t gpu_id, std::uint32_t sched_mode = AMDQP_SCHED_HWS);
+    // As amdqp_device_unregister(): its queues go (QUEUE_DESTROYED each,
+    // holds with them), then DEVICE_REMOVED; calls naming it get -ENODEV.
+    void remove_gpu(std::uint32_t gpu_id);
     // Queue ids count from 1 per GPU. Emits QUEUE_CREATED.
     FakeQueue& add_queue(std::uint32_t pid, std::uint32_t gpu_id, std::uint64_t ring_va,
                          std::uint32_t priority, std::uint32_t uid = 1000);
