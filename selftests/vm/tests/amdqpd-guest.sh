@@ -10,12 +10,16 @@
 # metrics; killed with SIGKILL it releases everything (suspensions belong to
 # its fd); restarted it takes control again; a SIGHUP reloads; a tagged
 # process killed mid-suspend (either side) leaves nothing held and the
-# daemon running; SIGTERM stops it cleanly.
+# daemon running; SIGTERM stops it cleanly. And a GPU added while it runs
+# is listed at once; removed with a suspension on it, it is forgotten at
+# once while the holds on the other GPU stay (amdqp.ko's DEVICE_ADDED and
+# DEVICE_REMOVED events, not the periodic rescan).
 #
 # From the host (run-vm.sh --env): AMDQPCTL_BIN, AMDQPD_BIN, HSA_APP,
 # HSA_LIB_DIR, and AMDQP_PRELOAD_LIB when needed.
 
 G=4401
+G2=4402 # added and removed while the daemon runs (section 8)
 W=/tmp/amdqpd-e2e
 mkdir -p "$W"
 ln -sf "$AMDQPCTL_BIN" /usr/bin/amdqpctl
@@ -86,6 +90,17 @@ daemon_pid() { cat "$W/amdqpd.pid"; }
 metric() { # metric NAME: its value from the daemon's endpoint
 	wget -q -O - http://127.0.0.1:9464/metrics 2>/dev/null | awk -v m="$1" '$1 == m { print $2 }'
 }
+# listed GPU: the daemon's status file names GPU (in its GPU list or a queue)
+listed() {
+	grep -Eq "\"gpu\":$1[,}]" /dev/shm/amdqpd.status.json 2>/dev/null
+}
+unlisted() { ! listed "$1"; }
+# in_status GPU: amdqpctl status shows GPU in the daemon's table
+in_status() {
+	amdqpctl status 2>/dev/null | sed -n '/^amdqpd:/,$p' | grep -q "^ *$1 "
+}
+not_in_status() { ! in_status "$1"; }
+
 metric_positive() {
 	v=$(metric "$1")
 	if [ -z "$v" ] || [ "$v" = 0 ]; then
@@ -160,11 +175,42 @@ kill -9 "$HP"
 check "high-priority process killed: low-priority queue resumed" until_ok 5 running "$LP" ||
 	show "$W/amdqpd.log"
 
-# 7. The low-priority process dies while suspended: nothing breaks.
+# 7. A new high-priority process suspends it again.
 # shellcheck disable=SC2086
 start_app high hp2 $HP_ARGS
 HP2=$(app_pid hp2)
 check "a new high-priority process suspends it again" until_ok 15 suspended "$LP"
+
+# 8. A GPU comes and goes while the daemon holds GPU $G's low queue off.
+# The status file is written every 0.5 s: 2 s is the event path (the
+# rescan, 0.2 s by default, would do too; the log names the event).
+mark=$(wc -l <"$W/amdqpd.log")
+new_log() { tail -n "+$((mark + 1))" "$W/amdqpd.log"; }
+echo "$G2 hws 1 4" >"$dbg/new_device"
+check "sim device $G2 added: the status file lists it within 2 s" until_ok 2 listed "$G2"
+logged() { new_log | grep -Eq "$1"; }
+check "amdqpd logged the DEVICE_ADDED event" until_ok 2 logged "gpu $G2 added"
+check "amdqpctl status shows it in the daemon's table" until_ok 2 in_status "$G2"
+# Work on it (agent 1: hsa-sim lists GPUs by id), held off by the daemon.
+# shellcheck disable=SC2086
+start_app low lp_g2 --agent 1 $LP_ARGS
+# shellcheck disable=SC2086
+start_app high hp_g2 --agent 1 $HP_ARGS
+LP_G2=$(app_pid lp_g2)
+check "its low-priority queue is suspended too (pid $LP_G2)" until_ok 15 suspended "$LP_G2" ||
+	show "$W/lp_g2.err"
+echo "$G2" >"$dbg/del_device"
+check "sim device $G2 removed: the status file drops it within 2 s" until_ok 2 unlisted "$G2"
+check "amdqpd logged the DEVICE_REMOVED event" until_ok 2 logged "gpu $G2 removed"
+check "amdqpctl status no longer shows it" until_ok 2 not_in_status "$G2"
+check "no call named the removed GPU (it fails whole: ENODEV)" \
+	eval "! logged 'on gpu ([0-9]+,)*$G2(,[0-9]+)* failed'"
+check "/dev/amdqp was not given up" eval "! logged device_lost"
+check "and GPU $G's low-priority queue is still suspended" until_ok 2 suspended "$LP" ||
+	show "$W/amdqpd.log"
+kill -9 "$LP_G2" "$(app_pid hp_g2)" 2>/dev/null
+
+# 9. The low-priority process dies while suspended: nothing breaks.
 kill -9 "$LP"
 sleep 1
 check "low-priority process killed mid-suspend: daemon still running" kill -0 "$(daemon_pid)"
@@ -172,7 +218,7 @@ check "and its queue is gone" sh -c "! amdqpctl list --json --pid $LP 2>/dev/nul
 check "status file names one tagged process" \
 	until_ok 3 grep -q '"processes":1' /dev/shm/amdqpd.status.json
 
-# 8. SIGTERM: clean stop, status file removed.
+# 10. SIGTERM: clean stop, status file removed.
 kill -TERM "$(daemon_pid)"
 wait "$(daemon_pid)"
 rc=$?
