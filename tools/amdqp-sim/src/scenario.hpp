@@ -22,6 +22,9 @@ struct WorkloadSpec {
     std::vector<Timeline> ranks;
     std::vector<std::uint32_t> gpus{0};  // one per rank
     double rate_per_s = 0.0;             // open loop at this rate; 0: back to back
+    // Open loop at these arrival times instead of a fixed rate (an LLM
+    // server's Poisson schedule); no request after the last.
+    std::vector<Ns> arrivals;
     Ns first_arrival = 0;
     double occupancy = 1.0;    // share of a full device's CUs its kernels fill alone
     double cu_fraction = 1.0;  // CU mask of its queues, share of the device (1: none)
@@ -30,6 +33,10 @@ struct WorkloadSpec {
     // latency, or 0.
     Ns host_overhead = 0;
     std::string group;  // tensor-parallel group; empty: its own unit (or "<name>" if tp > 1)
+    // Tokens a request produces after its first (TPOT = (end - first token)
+    // / this); 0: no TTFT/TPOT. Needs timelines with first_token marked.
+    int tokens_after_first = 0;
+    bool open_loop() const { return rate_per_s > 0 || !arrivals.empty(); }
 };
 
 struct DaemonParams {
@@ -54,6 +61,9 @@ struct Scenario {
     DaemonParams daemon;
     Ns duration = 30 * kSec;
     Ns warmup = 1 * kSec;  // requests arriving earlier are not measured
+    // End of the measured window (0: duration): later arrivals are not
+    // measured, later back-to-back completions not counted.
+    Ns measure_end = 0;
 };
 
 struct LatencyStats {
@@ -67,7 +77,8 @@ struct WorkloadResult {
     std::string name;
     int priority = 0;
     bool open_loop = false;
-    std::vector<double> latencies_ms;
+    std::vector<double> latencies_ms;  // in arrival order
+    std::vector<double> ttft_ms, tpot_ms;  // tokens_after_first > 0
     LatencyStats latency;
     double it_per_s = 0.0;
     std::uint64_t completed = 0;

@@ -114,13 +114,20 @@ Simulator::Simulator(Scenario sc) : sc_(std::move(sc)) {
 Simulator::~Simulator() = default;
 
 Ns Simulator::arrival_of(const Job& j, std::uint64_t n) const {
+    if (!j.spec.arrivals.empty())
+        return n < j.spec.arrivals.size() ? j.spec.arrivals[n] : kNever;
     const double period_ns = 1e9 / j.spec.rate_per_s;
     return j.spec.first_arrival + static_cast<Ns>(std::llround(static_cast<double>(n) * period_ns));
+}
+
+Ns Simulator::due(const Stream& s) const {
+    return std::max(s.req_start + s.req->kernels[s.next_k].start + s.shift, s.last_submit);
 }
 
 void Simulator::start_request(Job& j) {
     j.in_flight = true;
     j.ranks_done = 0;
+    j.first_token_at = -1;
     j.nccl_arrivals.clear();
     const std::uint64_t n = j.next_req++;
     for (std::size_t r = 0; r < j.streams.size(); ++r) {
@@ -131,13 +138,16 @@ void Simulator::start_request(Job& j) {
         s.next_k = 0;
         s.req_start = now_;
         s.last_submit = std::max(s.last_submit, now_);
+        s.shift = 0;
+        s.next_sync = 0;
+        s.wait_sync = false;
         s.nccl_count = 0;
     }
 }
 
 void Simulator::submit(Stream& s) {
     const auto& k = s.req->kernels[s.next_k];
-    const Ns t = std::max(s.req_start + k.start, s.last_submit);
+    const Ns t = due(s);
     const bool was_idle = s.read == s.write;
     ++s.write;
     ++s.doorbells;
@@ -148,6 +158,15 @@ void Simulator::submit(Stream& s) {
     in.cls = k.cls;
     if (k.cls == KernelClass::kNccl)
         in.nccl_seq = s.nccl_count++;
+    in.index = s.next_k;
+    in.first_token = s.next_k == s.req->first_token;
+    if (s.next_sync < s.req->syncs.size() && s.req->syncs[s.next_sync] == s.next_k) {
+        ++s.next_sync;
+        if (s.next_k + 1 < s.req->kernels.size()) {
+            in.sync = true;
+            s.wait_sync = true;
+        }
+    }
     if (tracing_) {
         in.log = kernel_log_.size();
         kernel_log_.push_back({s.job, s.rank, s.req_no, s.next_k, t, -1, -1});
@@ -170,8 +189,8 @@ void Simulator::submit(Stream& s) {
 bool Simulator::process_submissions() {
     bool changed = false;
     for (auto& s : streams_) {
-        while (s.req && !s.held && s.next_k < s.req->kernels.size() &&
-               std::max(s.req_start + s.req->kernels[s.next_k].start, s.last_submit) <= now_) {
+        while (s.req && !s.held && !s.wait_sync && s.next_k < s.req->kernels.size() &&
+               due(s) <= now_) {
             submit(s);
             changed = true;
         }
@@ -199,13 +218,27 @@ bool Simulator::process_completions() {
         }
         if (h.log != SIZE_MAX)
             kernel_log_[h.log].end = now_;
+        auto& job = jobs_[static_cast<std::size_t>(s.job)];
+        if (h.first_token && s.rank == 0)
+            job.first_token_at = now_;
+        if (h.sync && s.req) {
+            // The host saw the kernel finish; it submits the next one after
+            // the gap the recording had between them, not before its
+            // recorded offset.
+            const auto& ks = s.req->kernels;
+            const auto& a = ks[h.index];
+            const auto& b = ks[h.index + 1];
+            const Ns gap = std::max<Ns>(0, b.start - (a.start + a.dur));
+            s.shift = std::max(s.shift, now_ + gap - (s.req_start + b.start));
+            s.wait_sync = false;
+        }
         s.hwq.pop_front();
         ++s.read;
         s.rate = 0;
         changed = true;
         if (s.hwq.empty() && s.req && s.next_k == s.req->kernels.size()) {
             s.req = nullptr;
-            ++jobs_[static_cast<std::size_t>(s.job)].ranks_done;
+            ++job.ranks_done;
         }
     }
     return changed;
@@ -217,17 +250,24 @@ bool Simulator::process_jobs() {
         if (j.in_flight && j.ranks_done == static_cast<int>(j.streams.size())) {
             j.in_flight = false;
             changed = true;
-            if (j.spec.rate_per_s > 0) {
-                if (j.arrival >= sc_.warmup)
-                    j.latencies_ms.push_back(
-                        static_cast<double>(now_ - j.arrival + j.spec.host_overhead) / 1e6);
-            } else if (now_ >= sc_.warmup) {
+            if (j.spec.open_loop()) {
+                if (j.arrival >= sc_.warmup && j.arrival < measure_end()) {
+                    const double host = static_cast<double>(j.spec.host_overhead);
+                    j.latencies_ms.push_back((static_cast<double>(now_ - j.arrival) + host) / 1e6);
+                    if (j.spec.tokens_after_first > 0 && j.first_token_at >= 0) {
+                        j.ttft_ms.push_back(
+                            (static_cast<double>(j.first_token_at - j.arrival) + host) / 1e6);
+                        j.tpot_ms.push_back(static_cast<double>(now_ - j.first_token_at) / 1e6 /
+                                            j.spec.tokens_after_first);
+                    }
+                }
+            } else if (now_ >= sc_.warmup && now_ <= measure_end()) {
                 j.completions.push_back(now_);
             }
         }
         if (j.in_flight)
             continue;
-        if (j.spec.rate_per_s > 0) {
+        if (j.spec.open_loop()) {
             const Ns a = arrival_of(j, j.next_req);
             if (a <= now_) {
                 j.arrival = a;
@@ -474,8 +514,8 @@ Ns Simulator::next_event() const {
             t = std::min(t, s.release_at);
             continue;
         }
-        if (s.req && s.next_k < s.req->kernels.size())
-            t = std::min(t, std::max(s.req_start + s.req->kernels[s.next_k].start, s.last_submit));
+        if (s.req && !s.wait_sync && s.next_k < s.req->kernels.size())
+            t = std::min(t, due(s));
         if (!s.hwq.empty() && s.rate > 0) {
             const double dt = std::ceil(std::max(s.hwq.front().remaining, 0.0) / s.rate);
             t = std::min(t, now_ + std::max<Ns>(1, static_cast<Ns>(dt)));
@@ -498,7 +538,7 @@ Ns Simulator::next_event() const {
         }
     }
     for (const auto& j : jobs_) {
-        if (!j.in_flight && j.spec.rate_per_s > 0)
+        if (!j.in_flight && j.spec.open_loop())
             t = std::min(t, std::max(arrival_of(j, j.next_req), now_));
         else if (!j.in_flight)
             t = std::min(t, std::max(j.spec.first_arrival, now_));
@@ -552,10 +592,12 @@ RunResult Simulator::collect() const {
         WorkloadResult w;
         w.name = j.spec.name;
         w.priority = j.spec.priority;
-        w.open_loop = j.spec.rate_per_s > 0;
+        w.open_loop = j.spec.open_loop();
         w.latencies_ms = j.latencies_ms;
+        w.ttft_ms = j.ttft_ms;
+        w.tpot_ms = j.tpot_ms;
         // A request still unfinished at the end waited at least this long.
-        if (w.open_loop && j.in_flight && j.arrival >= sc_.warmup)
+        if (w.open_loop && j.in_flight && j.arrival >= sc_.warmup && j.arrival < measure_end())
             w.latencies_ms.push_back(
                 static_cast<double>(sc_.duration - j.arrival + j.spec.host_overhead) / 1e6);
         w.latency = latency_stats(w.latencies_ms);
@@ -567,7 +609,7 @@ RunResult Simulator::collect() const {
                              static_cast<double>(c.back() - c.front());
             else
                 w.it_per_s = static_cast<double>(c.size()) * 1e9 /
-                             static_cast<double>(sc_.duration - sc_.warmup);
+                             static_cast<double>(measure_end() - sc_.warmup);
         }
         r.workloads.push_back(std::move(w));
     }

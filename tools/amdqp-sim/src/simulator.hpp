@@ -53,6 +53,9 @@ class Simulator {
         bool started = false;
         int nccl_seq = -1;
         std::size_t log = SIZE_MAX;  // index in kernel_log_
+        std::size_t index = 0;       // in its request
+        bool sync = false;           // the host waits for it
+        bool first_token = false;
     };
     struct Stream {
         int job = 0, rank = 0;
@@ -64,6 +67,9 @@ class Simulator {
         std::uint64_t req_no = 0;
         std::size_t next_k = 0;
         Ns req_start = 0, last_submit = 0;
+        Ns shift = 0;            // host waits so far push the recorded offsets back
+        std::size_t next_sync = 0;  // in req->syncs
+        bool wait_sync = false;     // the host waits for a submitted kernel
         int nccl_count = 0;
         std::deque<Inflight> hwq;  // submitted, not completed; the head runs
         std::uint64_t write = 0, read = 0, doorbells = 0;
@@ -81,9 +87,10 @@ class Simulator {
         std::uint64_t next_req = 0;
         bool in_flight = false;
         Ns arrival = 0;
+        Ns first_token_at = -1;
         int ranks_done = 0;
         std::map<int, int> nccl_arrivals;
-        std::vector<double> latencies_ms;
+        std::vector<double> latencies_ms, ttft_ms, tpot_ms;
         std::vector<Ns> completions;
     };
     struct Device {
@@ -114,6 +121,8 @@ class Simulator {
     void daemon_step();
     Ns apply(std::uint32_t gpu, bool suspend, int priority, Ns start);
     Ns arrival_of(const Job& j, std::uint64_t n) const;
+    Ns due(const Stream& s) const;
+    Ns measure_end() const { return sc_.measure_end > 0 ? sc_.measure_end : sc_.duration; }
     RunResult collect() const;
 
     Scenario sc_;

@@ -75,4 +75,68 @@ Timeline fit_to_wall(const Timeline& t) {
     return out;
 }
 
+namespace {
+Ns median_of(std::vector<Ns> v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+}
+}  // namespace
+
+Timeline typical_request(const Timeline& t) {
+    if (t.requests.size() < 2)
+        return t;
+    const std::size_t n = t.requests.front().kernels.size();
+    for (const auto& r : t.requests) {
+        if (r.kernels.size() != n)
+            return t;
+    }
+    Timeline out = t;
+    Request typ = t.requests.front();
+    std::vector<Ns> step(t.requests.size()), dur(t.requests.size());
+    Ns start = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        for (std::size_t r = 0; r < t.requests.size(); ++r) {
+            const auto& k = t.requests[r].kernels;
+            step[r] = i == 0 ? 0 : k[i].start - k[i - 1].start;
+            dur[r] = k[i].dur;
+        }
+        start += median_of(step);
+        typ.kernels[i].start = start;
+        typ.kernels[i].dur = median_of(dur);
+    }
+    out.requests = {typ};
+    return out;
+}
+
+bool mark_decode_steps(Timeline& t, int steps) {
+    if (steps < 1)
+        return false;
+    const auto n = static_cast<std::size_t>(steps);
+    std::vector<std::size_t> period(t.requests.size(), 0);
+    for (std::size_t r = 0; r < t.requests.size(); ++r) {
+        const auto& k = t.requests[r].kernels;
+        const std::size_t total = k.size();
+        for (std::size_t d = total / n; d >= 1 && period[r] == 0; --d) {
+            if (n * d >= total)
+                continue;  // nothing left for the prefill
+            bool same = true;
+            for (std::size_t i = total - n * d; same && i + d < total; ++i)
+                same = k[i].cls == k[i + d].cls;
+            if (same)
+                period[r] = d;
+        }
+        if (period[r] == 0)
+            return false;
+    }
+    for (std::size_t r = 0; r < t.requests.size(); ++r) {
+        auto& req = t.requests[r];
+        const std::size_t total = req.kernels.size(), d = period[r];
+        req.first_token = total - n * d - 1;
+        req.syncs.clear();
+        for (std::size_t s = 0; s < n; ++s)
+            req.syncs.push_back(req.first_token + s * d);
+    }
+    return true;
+}
+
 }  // namespace amdqp::sim

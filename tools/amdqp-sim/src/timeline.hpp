@@ -25,8 +25,17 @@ struct Kernel {
     KernelClass cls = KernelClass::kOther;
 };
 
+inline constexpr std::size_t kNoKernel = static_cast<std::size_t>(-1);
+
 struct Request {
     std::vector<Kernel> kernels;
+    // Kernels after which the host waits for the GPU (a .item() in the
+    // middle of a request) before it submits the next one; ascending. The
+    // request's end is not listed: open-loop requests always end that way.
+    std::vector<std::size_t> syncs;
+    // The kernel whose completion gives the first token (an LLM's prefill);
+    // kNoKernel: none.
+    std::size_t first_token = kNoKernel;
     // GPU span: first start to last end.
     Ns span() const;
     Ns busy() const;  // sum of kernel durations
@@ -54,6 +63,23 @@ Timeline scale_durations(const Timeline& t, double factor);
 // median request spans the median wall time; otherwise, or when the trace
 // is not longer, the timeline is returned as is.
 Timeline fit_to_wall(const Timeline& t);
+
+// The recorded requests of one workload differ by host time (the profiler,
+// Python, a stall of up to 20 ms inside one request); the measured alone
+// latencies already carry that time, so a replay uses one typical request:
+// kernel i starts median_r(start_i - start_(i-1)) after kernel i-1 and runs
+// median_r(dur_i). Needs every request to have the same kernel count;
+// otherwise the timeline is returned unchanged.
+Timeline typical_request(const Timeline& t);
+
+// An LLM server request is a prefill and then @steps decode steps of one
+// kernel sequence, each ending in a host sync (the token's .item()). Finds
+// the decode step length D (the largest D such that the last steps x D
+// kernels repeat with period D in their classes, and at least one kernel
+// is left for the prefill) in every request, marks the first token (the
+// prefill's last kernel) and the syncs after it and every step but the
+// last. Returns false, marking nothing, when some request has no such D.
+bool mark_decode_steps(Timeline& t, int steps);
 
 }  // namespace amdqp::sim
 

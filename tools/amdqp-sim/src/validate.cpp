@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "pyrandom.hpp"
 #include "simulator.hpp"
 #include "timeline_json.hpp"
 
@@ -51,26 +52,23 @@ Timeline find_timeline(const std::vector<std::pair<std::string, Timeline>>& all,
                              std::to_string(batch));
 }
 
-}  // namespace
+std::vector<double> list(const nlohmann::json& task, const char* key) {
+    if (task.contains(key) && task.at(key).is_array())
+        return task.at(key).get<std::vector<double>>();
+    return {};
+}
 
-Case load_case(const std::string& result_path, const std::string& timelines_dir) {
-    std::ifstream f(result_path);
-    if (!f)
-        throw std::runtime_error(result_path + ": cannot open");
-    const auto j = nlohmann::json::parse(f);
-    Case c;
-    c.name = std::filesystem::path(result_path).stem().string();
-    c.device = j.value("device", std::string{});
-    if (j.value("experiment", std::string{}) != "dual_model")
-        throw std::runtime_error(result_path + ": only dual_model results are simulated");
-    const auto& sum = j.at("summary");
-    c.hp_p99_alone = sum.at("hp_p99_alone_ms").get<double>();
-    c.hp_p99_contended = sum.at("hp_p99_contended_ms").get<double>();
-    c.lp_alone = num(sum, "lp_it_per_s_alone");
-    c.lp_contended = num(sum, "lp_it_per_s_contended");
+const nlohmann::json* phase_task(const nlohmann::json& j, const std::string& phase,
+                                 const std::string& task) {
+    if (!j.contains("phases") || !j.at("phases").contains(phase))
+        return nullptr;
+    const auto& tasks = j.at("phases").at(phase).at("tasks");
+    return tasks.contains(task) ? &tasks.at(task) : nullptr;
+}
 
+std::vector<std::pair<std::string, Timeline>> load_dir(const std::string& dir) {
     std::vector<std::pair<std::string, Timeline>> all;
-    for (const auto& e : std::filesystem::directory_iterator(timelines_dir)) {
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
         if (e.path().extension() != ".json")
             continue;
         try {
@@ -82,9 +80,21 @@ Case load_case(const std::string& result_path, const std::string& timelines_dir)
     std::sort(all.begin(), all.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
     if (all.empty())
-        throw std::runtime_error(timelines_dir + ": no kernel timeline");
+        throw std::runtime_error(dir + ": no kernel timeline");
+    return all;
+}
+
+void load_dual_model(Case& c, const nlohmann::json& j, const std::string& result_path,
+                     const std::string& timelines_dir) {
+    const auto& sum = j.at("summary");
+    c.hp_p99_alone = sum.at("hp_p99_alone_ms").get<double>();
+    c.hp_p99_contended = sum.at("hp_p99_contended_ms").get<double>();
+    c.lp_alone = num(sum, "lp_it_per_s_alone");
+    c.lp_contended = num(sum, "lp_it_per_s_contended");
+    const auto all = load_dir(timelines_dir);
     const auto& tasks = j.at("phases").at("contended").at("tasks");
     bool have_hp = false, have_lp = false;
+    std::string hp_name;
     for (const auto& [name, t] : tasks.items()) {
         const auto role = t.value("role", std::string{});
         if (role == "hp") {
@@ -92,68 +102,436 @@ Case load_case(const std::string& result_path, const std::string& timelines_dir)
             c.hp_rate = t.value("rate_per_s", c.hp_rate);
             if (t.contains("latency_ms") && t.at("latency_ms").contains("p50"))
                 c.hp_p50_contended = t.at("latency_ms").at("p50").get<double>();
+            c.hp_contended_ms = list(t, "latencies_ms");
+            hp_name = name;
             have_hp = true;
         } else if (role == "lp") {
             c.lp = find_timeline(all, t, false, result_path);
             have_lp = true;
+        } else if (t.value("rate_per_s", 0.0) > 0) {
+            c.others.push_back(
+                {find_timeline(all, t, true, result_path), t.at("rate_per_s").get<double>(), 7});
         }
     }
     if (!have_hp || !have_lp)
         throw std::runtime_error(result_path + ": the contended phase needs an hp and an lp task");
+    // The HP task's alone phase: the one phase it ran in by itself.
+    if (j.contains("phases")) {
+        for (const auto& [phase, ph] : j.at("phases").items()) {
+            if (phase == "contended" || !ph.contains("tasks"))
+                continue;
+            const auto& tasks_alone = ph.at("tasks");
+            if (tasks_alone.size() == 1 && tasks_alone.contains(hp_name))
+                c.hp_alone_ms = list(tasks_alone.at(hp_name), "latencies_ms");
+        }
+    }
+}
+
+void load_llm_tp(Case& c, const nlohmann::json& j, const std::string& result_path,
+                 const std::string& timelines_dir) {
+    const auto& cfg = j.at("config");
+    const auto& sum = j.at("summary");
+    c.hp_p99_alone = sum.at("ttft_p99_alone_ms").get<double>();
+    c.hp_p99_contended = sum.at("ttft_p99_contended_ms").get<double>();
+    c.tpot_p99_alone = num(sum, "tpot_p99_alone_ms");
+    c.tpot_p99_contended = num(sum, "tpot_p99_contended_ms");
+    c.lp_alone = num(sum, "lp_tokens_per_s_alone");
+    c.lp_contended = num(sum, "lp_tokens_per_s_contended");
+    c.warmup_s = cfg.at("warmup").get<double>();
+    c.duration_s = cfg.at("duration").get<double>();
+    c.new_tokens = cfg.at("new_tokens").get<int>();
+    c.hp_rate = cfg.at("rate").get<double>();
+    c.lp_items = cfg.value("lp_batch", 1);
+    const auto* hp_a = phase_task(j, "hp_alone", "hp");
+    const auto* hp_c = phase_task(j, "contended", "hp");
+    if (!hp_a || !hp_c)
+        throw std::runtime_error(result_path + ": needs the hp_alone and contended phases");
+    c.hp_alone_ms = list(*hp_a, "ttfts_ms");
+    c.hp_contended_ms = list(*hp_c, "ttfts_ms");
+    c.tpot_alone_ms = list(*hp_a, "tpots_ms");
+    c.tpot_contended_ms = list(*hp_c, "tpots_ms");
+    if (hp_c->contains("ttft_ms") && hp_c->at("ttft_ms").contains("p50"))
+        c.hp_p50_contended = num(hp_c->at("ttft_ms"), "p50");
+    // The arrivals each phase's server drew (experiments/llm_tp/server.py):
+    // seed * 7919 + the HP job's command number, counted as launch.py
+    // numbers them (one per phase it runs in, one per profile after
+    // hp_alone).
+    const bool poisson = cfg.value("arrival", std::string("poisson")) == "poisson";
+    const auto seed = cfg.value("seed", 1);
+    const bool profiled = cfg.contains("profile_dir") && !cfg.at("profile_dir").is_null();
+    int seq = 0;
+    for (const auto& ph : cfg.at("phases")) {
+        const auto name = ph.get<std::string>();
+        if (name == "lp_alone")
+            continue;
+        const auto sched =
+            arrival_schedule(c.hp_rate, c.warmup_s + c.duration_s, poisson,
+                             static_cast<std::uint64_t>(seed) * 7919u + static_cast<unsigned>(seq));
+        (name == "hp_alone" ? c.hp_arrivals_alone : c.hp_arrivals_contended) = sched;
+        ++seq;
+        if (name == "hp_alone" && profiled)
+            ++seq;
+    }
+    const auto all = load_dir(timelines_dir);
+    bool have_hp = false, have_lp = false;
+    for (const auto& [path, t] : all) {
+        if (t.rank != 0)
+            continue;
+        if (t.workload.rfind("llm_tp hp", 0) == 0) {
+            c.hp = t;
+            have_hp = true;
+        } else if (t.workload.rfind("llm_tp lp", 0) == 0) {
+            c.lp = t;
+            have_lp = true;
+        }
+    }
+    if (!have_hp || !have_lp)
+        throw std::runtime_error(timelines_dir + ": needs the rank 0 timelines of 'llm_tp hp' and " +
+                                 "'llm_tp lp'");
+    if (!mark_decode_steps(c.hp, c.new_tokens))
+        throw std::runtime_error(timelines_dir + ": the HP requests do not end in " +
+                                 std::to_string(c.new_tokens) +
+                                 " repeated decode steps; cannot find the first token");
+}
+
+Ns ns_of_s(double s) {
+    return static_cast<Ns>(std::llround(s * 1e9));
+}
+
+std::vector<Ns> to_ns(const std::vector<double>& s) {
+    std::vector<Ns> out;
+    for (double x : s)
+        out.push_back(ns_of_s(x));
+    return out;
+}
+
+// The timelines as replayed: profiler inflation of the host gaps removed
+// (fit_to_wall), then one typical request (host noise is in the measured
+// alone latencies, not replayed).
+Timeline prepared(const Timeline& t) {
+    return typical_request(fit_to_wall(t));
+}
+
+// The case's scenario: HP alone (its alone phase's arrivals), LP alone, or
+// everything together (the contended phase's arrivals).
+enum class Phase { kHpAlone, kLpAlone, kContended };
+
+Scenario case_scenario(const Case& c, const CaseSetup& s, const Timeline& hp_tl,
+                       const Timeline& lp_tl, Phase phase) {
+    Scenario sc;
+    sc.devices[0] = s.device;
+    sc.daemon.enabled = false;  // native runs: no amdqpd
+    WorkloadSpec hp;
+    hp.name = "hp";
+    hp.priority = 12;
+    hp.ranks = {hp_tl};
+    hp.occupancy = s.hp_occupancy;
+    WorkloadSpec lp;
+    lp.name = "lp";
+    lp.priority = 2;
+    lp.ranks = {lp_tl};
+    lp.occupancy = s.lp_occupancy;
+    if (c.experiment == Experiment::kLlmTp) {
+        hp.arrivals = to_ns(phase == Phase::kContended ? c.hp_arrivals_contended
+                                                       : c.hp_arrivals_alone);
+        hp.tokens_after_first = c.new_tokens;
+        sc.warmup = ns_of_s(c.warmup_s);
+        sc.measure_end = ns_of_s(c.warmup_s + c.duration_s);
+        // The driver serves every measured request (the LP job runs on until
+        // the HP job is done): time for a backlog to drain.
+        sc.duration = sc.measure_end + 30 * kSec;
+    } else {
+        hp.rate_per_s = c.hp_rate;
+        hp.first_arrival = 10 * kMs;
+        sc.duration = s.duration;
+        sc.warmup = 1 * kSec;
+    }
+    if (phase == Phase::kHpAlone) {
+        sc.workloads = {hp};
+        return sc;
+    }
+    if (phase == Phase::kLpAlone) {
+        sc.workloads = {lp};
+        return sc;
+    }
+    sc.workloads = {hp};
+    for (std::size_t i = 0; i < c.others.size(); ++i) {
+        WorkloadSpec o;
+        o.name = "open" + std::to_string(i);
+        o.priority = c.others[i].priority;
+        o.ranks = {prepared(c.others[i].timeline)};
+        o.rate_per_s = c.others[i].rate_per_s;
+        o.first_arrival = 10 * kMs;
+        o.occupancy = s.hp_occupancy;
+        sc.workloads.push_back(o);
+    }
+    sc.workloads.push_back(lp);
+    return sc;
+}
+
+double median(std::vector<double> v) {
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Contended values plus host residuals: every simulated contended value
+// with every residual of the alone phase (host time independent of the GPU
+// sharing), each pair standing for @count / pairs measured requests.
+Samples compose(const std::vector<double>& contended, const std::vector<double>& residuals,
+                double count) {
+    Samples out;
+    out.values.reserve(contended.size() * residuals.size());
+    for (double c : contended) {
+        for (double r : residuals)
+            out.values.push_back(c + r);
+    }
+    if (!out.values.empty())
+        out.weight = count / static_cast<double>(out.values.size());
+    return out;
+}
+
+// Residuals of the measured alone values against the simulated ones:
+// paired request by request where the simulation replayed the measured
+// arrivals (llm_tp), else against the simulated median (fixed-rate arrivals
+// and one typical request: every simulated alone latency is the same up to
+// the phase of the other workloads).
+std::vector<double> residuals(const std::vector<double>& measured,
+                              const std::vector<double>& simulated, bool paired) {
+    std::vector<double> r;
+    const double m = median(simulated);
+    for (std::size_t i = 0; i < measured.size(); ++i)
+        r.push_back(measured[i] -
+                    (paired && simulated.size() == measured.size() ? simulated[i] : m));
+    return r;
+}
+
+double error_pct(double predicted, double measured) {
+    return 100.0 * std::abs(predicted - measured) / measured;
+}
+
+}  // namespace
+
+double weighted_percentile(const std::vector<Samples>& s, double q) {
+    std::vector<std::pair<double, double>> all;
+    double total = 0;
+    for (const auto& x : s) {
+        for (double v : x.values)
+            all.emplace_back(v, x.weight);
+        total += x.weight * static_cast<double>(x.values.size());
+    }
+    if (all.empty())
+        return 0;
+    std::sort(all.begin(), all.end());
+    const double want = q / 100.0 * total;
+    double cum = 0;
+    for (const auto& [v, w] : all) {
+        cum += w;
+        if (cum >= want * (1 - 1e-12))
+            return v;
+    }
+    return all.back().first;
+}
+
+double linear_percentile(std::vector<double> v, double q) {
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    const double pos = static_cast<double>(v.size() - 1) * q / 100.0;
+    const auto lo = static_cast<std::size_t>(pos);
+    const std::size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+Case load_case(const std::string& result_path, const std::string& timelines_dir) {
+    std::ifstream f(result_path);
+    if (!f)
+        throw std::runtime_error(result_path + ": cannot open");
+    const auto j = nlohmann::json::parse(f);
+    Case c;
+    c.name = std::filesystem::path(result_path).stem().string();
+    c.device = j.value("device", std::string{});
+    const auto exp = j.value("experiment", std::string{});
+    if (exp == "dual_model") {
+        c.experiment = Experiment::kDualModel;
+        load_dual_model(c, j, result_path, timelines_dir);
+    } else if (exp == "llm_tp") {
+        c.experiment = Experiment::kLlmTp;
+        load_llm_tp(c, j, result_path, timelines_dir);
+    } else {
+        throw std::runtime_error(result_path + ": only dual_model and llm_tp results are simulated");
+    }
+    const auto preset = j.contains("preset") && j.at("preset").is_string()
+                            ? j.at("preset").get<std::string>()
+                            : std::string("?");
+    c.group = exp + " " + preset + " on " + c.device;
     return c;
 }
 
+namespace {
+// LP durations of a trace from another GPU stretched to the measured LP
+// throughput (alone if measured, else contended).
+Timeline lp_for_device(const Case& c, const CaseSetup& s, double* lp_scale, bool* fitted) {
+    *lp_scale = 1.0;
+    *fitted = false;
+    Timeline lp = prepared(c.lp);
+    const auto target = c.lp_alone ? c.lp_alone : c.lp_contended;
+    if (target && *target > 0 && !c.lp.device.empty() && c.lp.device != c.device &&
+        c.experiment == Experiment::kDualModel) {
+        const Scenario sc = case_scenario(c, s, prepared(c.hp), lp, Phase::kLpAlone);
+        const double its = simulate(sc).workloads.front().it_per_s;
+        *lp_scale = its / *target;
+        *fitted = true;
+        lp = scale_durations(lp, *lp_scale);
+    }
+    return lp;
+}
+}  // namespace
+
 DualModel case_model(const Case& c, const CaseSetup& s, double* lp_scale, bool* fitted) {
     DualModel m;
-    m.hp = fit_to_wall(c.hp);
-    m.lp = fit_to_wall(c.lp);
+    m.hp = prepared(c.hp);
+    m.lp = lp_for_device(c, s, lp_scale, fitted);
     m.hp_rate = c.hp_rate;
     m.hp_occupancy = s.hp_occupancy;
     m.lp_occupancy = s.lp_occupancy;
     m.device = s.device;
     m.daemon.enabled = false;  // native runs: no amdqpd
     m.duration = s.duration;
-    // A trace from another GPU: stretch LP kernels to the measured LP
-    // throughput (alone if measured, else contended).
-    *lp_scale = 1.0;
-    *fitted = false;
-    const auto target = c.lp_alone ? c.lp_alone : c.lp_contended;
-    if (target && *target > 0 && !c.lp.device.empty() && c.lp.device != c.device) {
-        Scenario sc = build(m);
-        sc.workloads = {sc.workloads.back()};
-        const double its = simulate(sc).workloads.front().it_per_s;
-        *lp_scale = its / *target;
-        *fitted = true;
-        m.lp = scale_durations(c.lp, *lp_scale);
-    }
     return m;
 }
 
 Prediction predict(const Case& c, const CaseSetup& s) {
     Prediction p;
     p.name = c.name;
-    auto m = case_model(c, s, &p.lp_scale, &p.lp_scale_fitted);
-    const auto e = evaluate(build(m));
-    const auto& hp = e.workloads.front();
-    const auto& lp = e.workloads.back();
-    // The timeline is the GPU side of a request; what the measured
-    // latency adds (Python, the first launch, the final synchronize, the
-    // profiler's own inflation) comes from the measured alone P99.
-    p.host_overhead_ms = c.hp_p99_alone - hp.alone.p99;
+    p.group = c.group;
+    p.metric = c.metric();
+    const Timeline hp_tl = prepared(c.hp);
+    const Timeline lp_tl = lp_for_device(c, s, &p.lp_scale, &p.lp_scale_fitted);
+    const bool llm = c.experiment == Experiment::kLlmTp;
+    const auto cont = simulate(case_scenario(c, s, hp_tl, lp_tl, Phase::kContended));
+    const auto alone = simulate(case_scenario(c, s, hp_tl, lp_tl, Phase::kHpAlone));
+    const auto& hc = cont.workloads.front();
+    const auto& ha = alone.workloads.front();
+    const auto& sim_c = llm ? hc.ttft_ms : hc.latencies_ms;
+    const auto& sim_a = llm ? ha.ttft_ms : ha.latencies_ms;
+    const double count = c.hp_contended_ms.empty() ? static_cast<double>(sim_c.size())
+                                                   : static_cast<double>(c.hp_contended_ms.size());
+    if (!c.hp_alone_ms.empty()) {
+        const auto r = residuals(c.hp_alone_ms, sim_a, llm);
+        p.host_from_requests = true;
+        p.host_overhead_ms = median(r);
+        p.samples = compose(sim_c, r, count);
+    } else {
+        // The timeline is the GPU side of a request; what the measured
+        // latency adds (Python, the first launch, the final synchronize, the
+        // profiler's own inflation) is taken from the measured alone P99.
+        p.host_overhead_ms = c.hp_p99_alone - percentile(sim_a, 99);
+        p.samples = compose(sim_c, {p.host_overhead_ms}, count);
+    }
     p.measured_p99 = c.hp_p99_contended;
-    p.predicted_p99 = hp.contended.p99 + p.host_overhead_ms;
-    p.error_pct = 100.0 * std::abs(p.predicted_p99 - p.measured_p99) / p.measured_p99;
+    p.predicted_p99 = weighted_percentile({p.samples}, 99);
+    p.error_pct = error_pct(p.predicted_p99, p.measured_p99);
     if (c.hp_p50_contended) {
         p.measured_p50 = *c.hp_p50_contended;
-        p.predicted_p50 = hp.contended.p50 + p.host_overhead_ms;
-        p.p50_error_pct = 100.0 * std::abs(*p.predicted_p50 - *p.measured_p50) / *p.measured_p50;
+        p.predicted_p50 = weighted_percentile({p.samples}, 50);
+        p.p50_error_pct = error_pct(*p.predicted_p50, *p.measured_p50);
+    }
+    if (llm && c.tpot_p99_contended && !c.tpot_alone_ms.empty()) {
+        const auto r = residuals(c.tpot_alone_ms, ha.tpot_ms, true);
+        p.tpot_samples =
+            compose(hc.tpot_ms, r,
+                    c.tpot_contended_ms.empty() ? static_cast<double>(hc.tpot_ms.size())
+                                                : static_cast<double>(c.tpot_contended_ms.size()));
+        p.measured_tpot = *c.tpot_p99_contended;
+        p.predicted_tpot = weighted_percentile({p.tpot_samples}, 99);
+        p.tpot_error_pct = error_pct(*p.predicted_tpot, *p.measured_tpot);
     }
     if (c.lp_contended && !p.lp_scale_fitted && c.lp_alone) {
+        const auto lp_a = simulate(case_scenario(c, s, hp_tl, lp_tl, Phase::kLpAlone));
+        const double a = lp_a.workloads.front().it_per_s;
+        const double b = cont.workloads.back().it_per_s;
         p.measured_lp = *c.lp_contended;
-        p.predicted_lp = *c.lp_alone * (lp.it_alone > 0 ? lp.it_contended / lp.it_alone : 0.0);
-        p.lp_error_pct = 100.0 * std::abs(*p.predicted_lp - *p.measured_lp) / *p.measured_lp;
+        p.predicted_lp = *c.lp_alone * (a > 0 ? b / a : 0.0);
+        p.lp_error_pct = error_pct(*p.predicted_lp, *p.measured_lp);
     }
     return p;
+}
+
+std::vector<GroupPrediction> pool(const std::vector<Case>& cases,
+                                  const std::vector<Prediction>& preds) {
+    std::vector<std::string> order;
+    for (const auto& c : cases) {
+        if (std::find(order.begin(), order.end(), c.group) == order.end())
+            order.push_back(c.group);
+    }
+    std::vector<GroupPrediction> out;
+    for (const auto& name : order) {
+        std::vector<std::size_t> all, used;
+        for (std::size_t i = 0; i < cases.size(); ++i) {
+            if (cases[i].group == name)
+                all.push_back(i);
+        }
+        for (auto i : all) {
+            if (!preds[i].calibration)
+                used.push_back(i);
+        }
+        GroupPrediction g;
+        g.group = name;
+        g.metric = cases[all.front()].metric();
+        g.calibration = used.empty();
+        if (used.empty())
+            used = all;
+        std::vector<double> measured, tpot;
+        std::vector<Samples> predicted, predicted_tpot;
+        std::vector<double> run_measured, run_predicted, run_tpot;
+        bool lists = true, tpots = true;
+        for (auto i : used) {
+            const auto& c = cases[i];
+            const auto& p = preds[i];
+            g.runs.push_back(c.name);
+            lists = lists && !c.hp_contended_ms.empty();
+            measured.insert(measured.end(), c.hp_contended_ms.begin(), c.hp_contended_ms.end());
+            predicted.push_back(p.samples);
+            run_measured.push_back(p.measured_p99);
+            run_predicted.push_back(p.predicted_p99);
+            tpots = tpots && p.measured_tpot && !c.tpot_contended_ms.empty();
+            tpot.insert(tpot.end(), c.tpot_contended_ms.begin(), c.tpot_contended_ms.end());
+            predicted_tpot.push_back(p.tpot_samples);
+            for (auto e : {p.lp_error_pct})
+                if (e)
+                    g.max_lp_error_pct = std::max(g.max_lp_error_pct.value_or(0.0), *e);
+            if (p.p50_error_pct)
+                g.max_p50_error_pct = std::max(g.max_p50_error_pct.value_or(0.0), *p.p50_error_pct);
+        }
+        g.measured_requests = measured.size();
+        if (used.size() == 1 || !lists) {
+            // One run (or runs without their requests): the runs' own P99s.
+            g.measured_p99 = median(run_measured);
+            g.predicted_p99 = median(run_predicted);
+        } else {
+            g.measured_p99 = linear_percentile(measured, 99);
+            g.predicted_p99 = weighted_percentile(predicted, 99);
+        }
+        g.error_pct = error_pct(g.predicted_p99, g.measured_p99);
+        g.measured_min = *std::min_element(run_measured.begin(), run_measured.end());
+        g.measured_max = *std::max_element(run_measured.begin(), run_measured.end());
+        g.predicted_min = *std::min_element(run_predicted.begin(), run_predicted.end());
+        g.predicted_max = *std::max_element(run_predicted.begin(), run_predicted.end());
+        if (tpots) {
+            g.measured_tpot = linear_percentile(tpot, 99);
+            g.predicted_tpot = weighted_percentile(predicted_tpot, 99);
+            if (used.size() == 1) {
+                g.measured_tpot = *preds[used.front()].measured_tpot;
+                g.predicted_tpot = *preds[used.front()].predicted_tpot;
+            }
+            g.tpot_error_pct = error_pct(*g.predicted_tpot, *g.measured_tpot);
+        }
+        out.push_back(g);
+    }
+    return out;
 }
 
 Knob default_knob(DeviceKind k) {
@@ -192,34 +570,69 @@ double calibrate(const Case& c, CaseSetup& s, Knob knob) {
 std::string format_prediction(const Prediction& p) {
     std::ostringstream o;
     o << std::fixed << std::setprecision(2);
-    o << p.name << ": HP P99 measured " << p.measured_p99 << " ms, predicted " << p.predicted_p99
-      << " ms (host offset " << p.host_overhead_ms << " ms";
+    o << p.name << ": " << p.metric << " measured " << p.measured_p99 << " ms, predicted "
+      << p.predicted_p99 << " ms (host time "
+      << (p.host_from_requests ? "from the alone phase's requests, median "
+                               : "a constant from the alone P99, ")
+      << p.host_overhead_ms << " ms";
     if (p.lp_scale_fitted)
-        o << ", LP durations x" << p.lp_scale << " fitted to the measured LP throughput";
+        o << "; LP durations x" << p.lp_scale << " fitted to the measured LP throughput";
     o << ")\n";
     if (p.calibration)
-        o << "  calibration case: HP P99 fitted, error " << p.error_pct
+        o << "  calibration case: " << p.metric << " fitted, error " << p.error_pct
           << " % (not a validation)\n";
     else
-        o << "  validation error: " << std::setprecision(1) << p.error_pct << " %\n";
+        o << "  this run alone: " << std::setprecision(1) << p.error_pct << " % off\n";
     o << std::setprecision(2);
     if (p.p50_error_pct)
-        o << "  HP P50 measured " << *p.measured_p50 << " ms, predicted " << *p.predicted_p50
-          << " ms: validation error (P50): " << std::setprecision(1) << *p.p50_error_pct << " %\n"
+        o << "  P50 measured " << *p.measured_p50 << " ms, predicted " << *p.predicted_p50
+          << " ms: " << std::setprecision(1) << *p.p50_error_pct << " % off\n"
+          << std::setprecision(2);
+    if (p.tpot_error_pct)
+        o << "  TPOT P99 measured " << *p.measured_tpot << " ms, predicted " << *p.predicted_tpot
+          << " ms: " << std::setprecision(1) << *p.tpot_error_pct << " % off\n"
           << std::setprecision(2);
     if (p.lp_error_pct)
-        o << "  LP it/s measured " << *p.measured_lp << ", predicted " << *p.predicted_lp
-          << ": validation error (LP throughput): " << std::setprecision(1) << *p.lp_error_pct
+        o << "  LP throughput measured " << *p.measured_lp << ", predicted " << *p.predicted_lp
+          << ": " << std::setprecision(1) << *p.lp_error_pct << " % off\n";
+    return o.str();
+}
+
+std::string format_group(const GroupPrediction& g) {
+    std::ostringstream o;
+    o << std::fixed << std::setprecision(2);
+    o << g.group << " (" << g.runs.size() << (g.runs.size() == 1 ? " run" : " runs");
+    if (g.runs.size() > 1)
+        o << " pooled, " << g.measured_requests << " requests";
+    o << "): " << g.metric << " measured " << g.measured_p99 << " ms";
+    if (g.runs.size() > 1)
+        o << " (runs " << g.measured_min << " .. " << g.measured_max << ")";
+    o << ", predicted " << g.predicted_p99 << " ms";
+    if (g.runs.size() > 1)
+        o << " (runs " << g.predicted_min << " .. " << g.predicted_max << ")";
+    o << "\n";
+    if (g.calibration)
+        o << "  calibration case (not a validation): " << std::setprecision(1) << g.error_pct
+          << " %\n";
+    else
+        o << "  validation error: " << std::setprecision(1) << g.error_pct << " %\n";
+    o << std::setprecision(2);
+    if (g.tpot_error_pct)
+        o << "  TPOT P99 measured " << *g.measured_tpot << " ms, predicted " << *g.predicted_tpot
+          << " ms: validation error (TPOT P99): " << std::setprecision(1) << *g.tpot_error_pct
           << " %\n";
     return o.str();
 }
 
 nlohmann::json to_json(const Prediction& p) {
     nlohmann::json j{{"case", p.name},
+                     {"group", p.group},
+                     {"metric", p.metric},
                      {"hp_p99_measured_ms", p.measured_p99},
                      {"hp_p99_predicted_ms", p.predicted_p99},
                      {"hp_p99_error_pct", p.error_pct},
                      {"calibration_case", p.calibration},
+                     {"host_from_requests", p.host_from_requests},
                      {"host_offset_ms", p.host_overhead_ms},
                      {"lp_scale", p.lp_scale},
                      {"lp_scale_fitted", p.lp_scale_fitted}};
@@ -228,11 +641,39 @@ nlohmann::json to_json(const Prediction& p) {
         j["hp_p50_predicted_ms"] = *p.predicted_p50;
         j["hp_p50_error_pct"] = *p.p50_error_pct;
     }
+    if (p.tpot_error_pct) {
+        j["tpot_p99_measured_ms"] = *p.measured_tpot;
+        j["tpot_p99_predicted_ms"] = *p.predicted_tpot;
+        j["tpot_p99_error_pct"] = *p.tpot_error_pct;
+    }
     if (p.lp_error_pct) {
         j["lp_it_per_s_measured"] = *p.measured_lp;
         j["lp_it_per_s_predicted"] = *p.predicted_lp;
         j["lp_error_pct"] = *p.lp_error_pct;
     }
+    return j;
+}
+
+nlohmann::json to_json(const GroupPrediction& g) {
+    nlohmann::json j{{"group", g.group},
+                     {"metric", g.metric},
+                     {"runs", g.runs},
+                     {"calibration", g.calibration},
+                     {"measured_requests", g.measured_requests},
+                     {"p99_measured_ms", g.measured_p99},
+                     {"p99_predicted_ms", g.predicted_p99},
+                     {"p99_error_pct", g.error_pct},
+                     {"p99_measured_runs_ms", {g.measured_min, g.measured_max}},
+                     {"p99_predicted_runs_ms", {g.predicted_min, g.predicted_max}}};
+    if (g.tpot_error_pct) {
+        j["tpot_p99_measured_ms"] = *g.measured_tpot;
+        j["tpot_p99_predicted_ms"] = *g.predicted_tpot;
+        j["tpot_p99_error_pct"] = *g.tpot_error_pct;
+    }
+    if (g.max_lp_error_pct)
+        j["lp_error_pct_max"] = *g.max_lp_error_pct;
+    if (g.max_p50_error_pct)
+        j["p50_error_pct_max"] = *g.max_p50_error_pct;
     return j;
 }
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-// Validation against measured runs (experiments/results/, contract format):
-// a result JSON plus the folder of the isolated workloads' kernel
-// timelines; the contended phase is simulated and its HP P99 compared.
+// Validation against measured runs (experiments/results/, the result and
+// timeline formats of Documentation/experiments.rst): a result JSON plus the
+// folder of its workloads' isolated kernel timelines; the contended phase is
+// simulated and its high-priority tail compared. Runs of one test on one GPU
+// model (repeats of a command) are pooled into one validation case.
 #ifndef AMDQP_SIM_VALIDATE_HPP
 #define AMDQP_SIM_VALIDATE_HPP
 
@@ -14,38 +16,99 @@
 
 namespace amdqp::sim {
 
-struct Case {
-    std::string name;  // the result file's stem
-    std::string device;
-    Timeline hp, lp;
-    double hp_rate = 20;
-    double hp_p99_alone = 0, hp_p99_contended = 0;  // ms, measured
-    std::optional<double> hp_p50_contended;         // ms, when the result has it
-    std::optional<double> lp_alone, lp_contended;   // it/s, measured
+enum class Experiment {
+    kDualModel,  // experiments/dual_model: open-loop HP requests at a fixed rate
+    kLlmTp,      // experiments/llm_tp: an LLM server (Poisson arrivals, TTFT/TPOT)
 };
 
-// Throws std::runtime_error when the files do not make a dual-model case.
+// An open-loop task other than the HP one (bert3's "normal" task).
+struct ExtraTask {
+    Timeline timeline;
+    double rate_per_s = 0;
+    int priority = 7;
+};
+
+struct Case {
+    std::string name;   // the result file's stem
+    std::string group;  // "<experiment> <preset> on <device>": runs pooled together
+    std::string device;
+    Experiment experiment = Experiment::kDualModel;
+    Timeline hp, lp;
+    std::vector<ExtraTask> others;
+    double hp_rate = 20;
+    // llm_tp: the arrival offsets (s from the phase's start) the driver drew
+    // for each phase, the phase timing and the tokens after the first.
+    std::vector<double> hp_arrivals_alone, hp_arrivals_contended;
+    double warmup_s = 0, duration_s = 0;
+    int new_tokens = 0;
+    double lp_items = 1;  // tokens (images) per LP step, for the record only
+    // Measured, ms: the HP latency (dual_model) or TTFT (llm_tp).
+    double hp_p99_alone = 0, hp_p99_contended = 0;
+    std::vector<double> hp_alone_ms, hp_contended_ms;  // every request, when recorded
+    std::optional<double> hp_p50_contended;
+    std::vector<double> tpot_alone_ms, tpot_contended_ms;  // llm_tp
+    std::optional<double> tpot_p99_alone, tpot_p99_contended;
+    std::optional<double> lp_alone, lp_contended;  // it/s (tokens/s for llm_tp)
+    std::string metric() const { return experiment == Experiment::kLlmTp ? "TTFT P99" : "HP P99"; }
+};
+
+// Throws std::runtime_error when the files do not make a case.
 Case load_case(const std::string& result_path, const std::string& timelines_dir);
 
 struct CaseSetup {
     DeviceParams device;
     double hp_occupancy = 0.1, lp_occupancy = 1.0;
-    Ns duration = 60 * kSec;
+    Ns duration = 60 * kSec;  // dual_model: simulated time per phase
 };
 
+// A predicted distribution: every value stands for @weight requests.
+struct Samples {
+    std::vector<double> values;
+    double weight = 1.0;
+};
+// Value below which a share q (0..100) of the weight lies (nearest rank).
+double weighted_percentile(const std::vector<Samples>& s, double q);
+// The drivers' percentile: linear between closest ranks (numpy's default).
+double linear_percentile(std::vector<double> v, double q);
+
 struct Prediction {
-    std::string name;
+    std::string name, group, metric;
     double measured_p99 = 0, predicted_p99 = 0, error_pct = 0;
     std::optional<double> measured_p50, predicted_p50, p50_error_pct;
+    std::optional<double> measured_tpot, predicted_tpot, tpot_error_pct;  // TPOT P99 (llm_tp)
     std::optional<double> measured_lp, predicted_lp, lp_error_pct;
-    double host_overhead_ms = 0;   // measured alone P99 - simulated alone P99
+    // Host time: from the alone phase's per-request latencies (each minus
+    // the simulated alone latency, added to every simulated contended one),
+    // or, where a result has no per-request latencies, one constant: the
+    // measured alone P99 minus the simulated one.
+    bool host_from_requests = false;
+    double host_overhead_ms = 0;   // the constant, or the residuals' median
     double lp_scale = 1.0;         // LP durations stretched to the measured device's speed
     bool lp_scale_fitted = false;  // then LP throughput is no validation
     bool calibration = false;      // this case's HP P99 was fitted
+    Samples samples, tpot_samples;  // predicted, for pooling; weights sum to the measured count
 };
 
 Prediction predict(const Case& c, const CaseSetup& s);
 DualModel case_model(const Case& c, const CaseSetup& s, double* lp_scale, bool* fitted);
+
+// The runs of one group together: the measured contended requests of all
+// runs pooled against the predicted distributions of all runs pooled
+// (each run weighted by its number of measured requests), and the runs'
+// own spread.
+struct GroupPrediction {
+    std::string group, metric;
+    std::vector<std::string> runs;
+    bool calibration = false;  // only the calibration run: not a validation
+    double measured_p99 = 0, predicted_p99 = 0, error_pct = 0;
+    double measured_min = 0, measured_max = 0;    // the runs' own measured P99s
+    double predicted_min = 0, predicted_max = 0;  // and predicted ones
+    std::size_t measured_requests = 0;
+    std::optional<double> measured_tpot, predicted_tpot, tpot_error_pct;
+    std::optional<double> max_lp_error_pct, max_p50_error_pct;
+};
+std::vector<GroupPrediction> pool(const std::vector<Case>& cases,
+                                  const std::vector<Prediction>& preds);
 
 // Which parameter a calibration fits: timeslice slice length (us) or the
 // HWS co-run rate.
@@ -57,7 +120,9 @@ std::string_view to_string(Knob k);
 double calibrate(const Case& c, CaseSetup& s, Knob knob);
 
 std::string format_prediction(const Prediction& p);
+std::string format_group(const GroupPrediction& g);
 nlohmann::json to_json(const Prediction& p);
+nlohmann::json to_json(const GroupPrediction& g);
 
 }  // namespace amdqp::sim
 

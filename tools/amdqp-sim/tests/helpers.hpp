@@ -9,12 +9,18 @@
 
 namespace amdqp::sim::test {
 
+inline Request request(std::vector<Kernel> ks) {
+    Request r;
+    r.kernels = std::move(ks);
+    return r;
+}
+
 // One request of kernels given as {start, dur} in ns.
 inline Timeline timeline(std::vector<Kernel> ks, double period_s = 0.0) {
     Timeline t;
     t.workload = "synthetic";
     t.period_s = period_s;
-    t.requests.push_back(Request{std::move(ks)});
+    t.requests.push_back(request(std::move(ks)));
     return t;
 }
 

@@ -290,5 +290,83 @@ TEST(TensorParallel, OneCallForNGpusIsOneUpdatePerDeviceInParallel) {
     EXPECT_EQ(b[1].issued, b[0].done);
 }
 
+
+// One HP request of two 100 us kernels (the second recorded 50 us after the
+// first ends) next to an LP kernel filling an HWS device for 100 ms: the HP
+// kernels run at the co-run rate 0.5, i.e. take 200 us each. No daemon.
+Scenario sync_case(bool sync) {
+    Scenario sc;
+    sc.devices[0] = hws(DeviceKind::kHws);
+    sc.duration = 10 * kMs;
+    sc.warmup = 0;
+    auto t = timeline({{0, 100 * kUs}, {150 * kUs, 100 * kUs}});
+    if (sync)
+        t.requests.front().syncs = {0};
+    t.requests.front().first_token = 0;
+    auto hp = workload("hp", 12, t, 1.0, 0.1);
+    hp.first_arrival = 0;
+    hp.tokens_after_first = 2;
+    sc.workloads = {hp, workload("lp", 2, timeline({{0, 100 * kMs}}), 0.0, 1.0)};
+    sc.daemon.enabled = false;
+    return sc;
+}
+
+std::vector<KernelRecord> hp_kernels(const Simulator& s) {
+    std::vector<KernelRecord> v;
+    for (const auto& k : s.kernels()) {
+        if (k.workload == 0)
+            v.push_back(k);
+    }
+    return v;
+}
+
+TEST(HostSync, WithoutASyncTheNextKernelIsSubmittedAtItsRecordedOffset) {
+    Simulator s(sync_case(false));
+    s.trace(true);
+    const auto r = s.run();
+    const auto k = hp_kernels(s);
+    ASSERT_EQ(k.size(), 2u);
+    EXPECT_EQ(k[0].end, 200 * kUs);
+    EXPECT_EQ(k[1].submit, 150 * kUs);  // queued behind the slowed first kernel
+    EXPECT_EQ(k[1].start, 200 * kUs);
+    EXPECT_EQ(k[1].end, 400 * kUs);
+    ASSERT_EQ(r.workloads.front().latencies_ms.size(), 1u);
+    EXPECT_DOUBLE_EQ(r.workloads.front().latencies_ms.front(), 0.4);
+}
+
+TEST(HostSync, TheHostWaitsForTheKernelThenKeepsItsRecordedGap) {
+    Simulator s(sync_case(true));
+    s.trace(true);
+    const auto r = s.run();
+    const auto k = hp_kernels(s);
+    ASSERT_EQ(k.size(), 2u);
+    EXPECT_EQ(k[0].end, 200 * kUs);
+    EXPECT_EQ(k[1].submit, 250 * kUs);  // 200 us + the recorded 50 us gap
+    EXPECT_EQ(k[1].end, 450 * kUs);
+    const auto& w = r.workloads.front();
+    EXPECT_DOUBLE_EQ(w.latencies_ms.front(), 0.45);
+    // First token at the first kernel's end; TPOT over the 2 later tokens.
+    ASSERT_EQ(w.ttft_ms.size(), 1u);
+    EXPECT_DOUBLE_EQ(w.ttft_ms.front(), 0.2);
+    EXPECT_DOUBLE_EQ(w.tpot_ms.front(), 0.125);
+}
+
+TEST(Arrivals, AnExplicitScheduleQueuesAndStopsAtItsEnd) {
+    Scenario sc;
+    sc.devices[0] = hws(DeviceKind::kHws);
+    sc.duration = 10 * kMs;
+    sc.warmup = 0;
+    auto hp = workload("hp", 12, timeline({{0, 100 * kUs}}), 0.0, 0.1);
+    hp.arrivals = {1 * kMs, 1 * kMs + 50 * kUs};
+    sc.workloads = {hp};
+    sc.daemon.enabled = false;
+    auto r = simulate(sc);
+    // The second arrives while the first runs: it waits 50 us. No third.
+    EXPECT_EQ(r.workloads.front().latencies_ms, (std::vector<double>{0.1, 0.15}));
+    sc.measure_end = 1 * kMs + 20 * kUs;  // only the first is measured
+    r = simulate(sc);
+    EXPECT_EQ(r.workloads.front().latencies_ms, (std::vector<double>{0.1}));
+}
+
 }  // namespace
 }  // namespace amdqp::sim

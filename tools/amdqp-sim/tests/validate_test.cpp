@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "pyrandom.hpp"
 #include "timeline_json.hpp"
 #include "validate.hpp"
 
@@ -55,7 +56,7 @@ TEST(Validate, CalibratesOnTheHpP99AndPredictsAnotherNumber) {
     EXPECT_GT(*p.predicted_lp, 0.0);
     p.calibration = true;
     const auto text = format_prediction(p);
-    EXPECT_NE(text.find("validation error (LP throughput): "), std::string::npos) << text;
+    EXPECT_NE(text.find("LP throughput measured 7.37, predicted "), std::string::npos) << text;
     EXPECT_NE(text.find("calibration case"), std::string::npos) << text;
 }
 
@@ -80,7 +81,127 @@ TEST(Validate, SecondCaseGetsItsOwnHpP99Error) {
     // Same workloads, so the same prediction, compared with 8 ms.
     EXPECT_NEAR(p.error_pct, 100.0 * std::abs(p.predicted_p99 - 8.0) / 8.0, 1e-9);
     EXPECT_GT(p.error_pct, 15.0);
-    EXPECT_NE(format_prediction(p).find("validation error: "), std::string::npos);
+    EXPECT_NE(format_prediction(p).find("this run alone: "), std::string::npos);
+    std::filesystem::remove_all(dir);
+}
+
+
+TEST(Validate, PercentilesOfPooledSamples) {
+    // Three requests stand for one each, one value for three.
+    const std::vector<Samples> s{{{1, 2, 3}, 1.0}, {{10}, 3.0}};
+    EXPECT_DOUBLE_EQ(weighted_percentile(s, 50), 3.0);  // half of 6 reached at 3
+    EXPECT_DOUBLE_EQ(weighted_percentile(s, 51), 10.0);
+    EXPECT_DOUBLE_EQ(weighted_percentile(s, 99), 10.0);
+    EXPECT_DOUBLE_EQ(linear_percentile({4, 1, 3, 2}, 50), 2.5);
+    EXPECT_DOUBLE_EQ(linear_percentile({1, 2, 3, 4, 5}, 99), 4.96);
+}
+
+TEST(Validate, RunsOfOneTestArePooledAndTheCalibrationRunLeftOut) {
+    std::vector<Case> cases(3);
+    std::vector<Prediction> preds(3);
+    for (int i = 0; i < 3; ++i) {
+        cases[i].name = "run" + std::to_string(i);
+        cases[i].group = i < 2 ? "test on gpu" : "calibration on gpu";
+        preds[i].name = cases[i].name;
+    }
+    // Two runs of 4 and 2 requests; each prediction is one value per
+    // measured request.
+    cases[0].hp_contended_ms = {1, 2, 3, 10};
+    cases[1].hp_contended_ms = {4, 20};
+    preds[0].measured_p99 = 9.79;
+    preds[0].predicted_p99 = 8;
+    preds[0].samples = {{1, 2, 3, 8}, 1.0};
+    preds[1].measured_p99 = 19.84;
+    preds[1].predicted_p99 = 30;
+    preds[1].samples = {{5, 30}, 1.0};
+    preds[2].calibration = true;
+    preds[2].measured_p99 = preds[2].predicted_p99 = 5;
+    const auto g = pool(cases, preds);
+    ASSERT_EQ(g.size(), 2u);
+    EXPECT_EQ(g[0].runs, (std::vector<std::string>{"run0", "run1"}));
+    EXPECT_FALSE(g[0].calibration);
+    EXPECT_EQ(g[0].measured_requests, 6u);
+    // Pooled {1, 2, 3, 4, 10, 20}: P99 linear between 10 and 20 at 0.95.
+    EXPECT_DOUBLE_EQ(g[0].measured_p99, 19.5);
+    EXPECT_DOUBLE_EQ(g[0].predicted_p99, 30.0);  // the top of {1, 2, 3, 5, 8, 30}
+    EXPECT_NEAR(g[0].error_pct, 100.0 * 10.5 / 19.5, 1e-9);
+    EXPECT_DOUBLE_EQ(g[0].measured_min, 9.79);
+    EXPECT_DOUBLE_EQ(g[0].measured_max, 19.84);
+    EXPECT_DOUBLE_EQ(g[0].predicted_min, 8.0);
+    EXPECT_DOUBLE_EQ(g[0].predicted_max, 30.0);
+    EXPECT_TRUE(g[1].calibration);
+    EXPECT_NE(format_group(g[0]).find("validation error: "), std::string::npos);
+    EXPECT_NE(format_group(g[1]).find("calibration case"), std::string::npos);
+}
+
+// A small llm_tp result in the driver's format, with its two timelines.
+std::string write_llm_case(const std::filesystem::path& dir) {
+    std::filesystem::create_directories(dir / "tl");
+    nlohmann::json hp{{"workload", "llm_tp hp tiny"}, {"rank", 0}, {"tp", 1}, {"batch", 1},
+                      {"period_s", 1.0}};
+    // Prefill: one gemm; two decode steps of gemm + other, 200 us apart.
+    hp["requests"] = {{{0, 100, "gemm"},
+                       {300, 50, "gemm"},
+                       {400, 50, "other"},
+                       {650, 50, "gemm"},
+                       {750, 50, "other"}}};
+    nlohmann::json lp{{"workload", "llm_tp lp tiny generate batch 4"}, {"rank", 0}, {"tp", 1},
+                      {"batch", 4}, {"period_s", 0.0}};
+    lp["requests"] = {{{0, 50, "gemm"}, {500, 50, "other"}}};
+    std::ofstream(dir / "tl" / "hp.json") << hp.dump();
+    std::ofstream(dir / "tl" / "lp.json") << lp.dump();
+    nlohmann::json task{{"ttfts_ms", {1.0, 1.0}}, {"tpots_ms", {0.4, 0.4}},
+                        {"ttft_ms", {{"p50", 1.0}}}};
+    nlohmann::json r{{"experiment", "llm_tp"},
+                     {"preset", "tiny-tp1-generate"},
+                     {"device", "GPU"},
+                     {"config",
+                      {{"seed", 1},
+                       {"rate", 1.0},
+                       {"arrival", "poisson"},
+                       {"warmup", 5.0},
+                       {"duration", 30.0},
+                       {"new_tokens", 2},
+                       {"lp_batch", 4},
+                       {"phases", {"hp_alone", "lp_alone", "contended"}},
+                       {"profile_dir", "/x"}}},
+                     {"phases",
+                      {{"hp_alone", {{"tasks", {{"hp", task}}}}},
+                       {"contended", {{"tasks", {{"hp", task}}}}}}},
+                     {"summary",
+                      {{"ttft_p99_alone_ms", 1.0},
+                       {"ttft_p99_contended_ms", 1.2},
+                       {"tpot_p99_alone_ms", 0.4},
+                       {"tpot_p99_contended_ms", 0.5},
+                       {"lp_tokens_per_s_alone", 100.0},
+                       {"lp_tokens_per_s_contended", 90.0}}}};
+    const auto file = (dir / "llm_tp-tiny.json").string();
+    std::ofstream(file) << r.dump();
+    return file;
+}
+
+TEST(Validate, LoadsAnLlmRunWithTheDriversArrivalsAndItsFirstToken) {
+    const auto dir = std::filesystem::temp_directory_path() / "amdqp-sim-llm-test";
+    std::filesystem::remove_all(dir);
+    const auto file = write_llm_case(dir);
+    const auto c = load_case(file, (dir / "tl").string());
+    EXPECT_EQ(c.experiment, Experiment::kLlmTp);
+    EXPECT_EQ(c.metric(), "TTFT P99");
+    EXPECT_EQ(c.group, "llm_tp tiny-tp1-generate on GPU");
+    // hp_alone is the HP job's command 0, the profile 1, contended 2.
+    EXPECT_EQ(c.hp_arrivals_alone, arrival_schedule(1.0, 35.0, true, 7919));
+    EXPECT_EQ(c.hp_arrivals_contended, arrival_schedule(1.0, 35.0, true, 7921));
+    EXPECT_EQ(c.hp.requests.front().first_token, 0u);
+    EXPECT_EQ(c.hp.requests.front().syncs, (std::vector<std::size_t>{0, 2}));
+    EXPECT_DOUBLE_EQ(c.hp_p99_contended, 1.2);
+    ASSERT_TRUE(c.tpot_p99_contended);
+    CaseSetup s;
+    s.device.kind = DeviceKind::kTimeslice;
+    const auto p = predict(c, s);
+    EXPECT_EQ(p.metric, "TTFT P99");
+    ASSERT_TRUE(p.tpot_error_pct);
+    ASSERT_TRUE(p.lp_error_pct);
+    EXPECT_TRUE(p.host_from_requests);
     std::filesystem::remove_all(dir);
 }
 
