@@ -277,7 +277,9 @@ int main(int argc, char** argv) {
     ValidateOpts vo;
     vo.dev.model = "timeslice";
     auto* val = app.add_subcommand(
-        "validate", "predict measured contended HP P99s (contract result JSON + timelines)");
+        "validate",
+        "predict measured contended HP P99s / LLM TTFT P99s (dual_model and llm_tp result JSON + "
+        "timelines; runs of one test pooled)");
     val->add_option("--result", vo.results, "measured result JSON (repeat, pairs with --timelines)")
         ->required()
         ->check(CLI::ExistingFile);

@@ -15,7 +15,7 @@ class PyRandom {
   public:
     // random.Random(seed) for an int seed >= 0.
     explicit PyRandom(std::uint64_t seed);
-    double random();                    // random.random(): [0, 1), 53 bits
+    double random();                   // random.random(): [0, 1), 53 bits
     double expovariate(double lambd);  // -log(1 - random()) / lambd
 
   private:

@@ -77,7 +77,7 @@ struct WorkloadResult {
     std::string name;
     int priority = 0;
     bool open_loop = false;
-    std::vector<double> latencies_ms;  // in arrival order
+    std::vector<double> latencies_ms;      // in arrival order
     std::vector<double> ttft_ms, tpot_ms;  // tokens_after_first > 0
     LatencyStats latency;
     double it_per_s = 0.0;

@@ -67,7 +67,7 @@ class Simulator {
         std::uint64_t req_no = 0;
         std::size_t next_k = 0;
         Ns req_start = 0, last_submit = 0;
-        Ns shift = 0;            // host waits so far push the recorded offsets back
+        Ns shift = 0;               // host waits so far push the recorded offsets back
         std::size_t next_sync = 0;  // in req->syncs
         bool wait_sync = false;     // the host waits for a submitted kernel
         int nccl_count = 0;

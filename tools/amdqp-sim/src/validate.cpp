@@ -186,8 +186,8 @@ void load_llm_tp(Case& c, const nlohmann::json& j, const std::string& result_pat
         }
     }
     if (!have_hp || !have_lp)
-        throw std::runtime_error(timelines_dir + ": needs the rank 0 timelines of 'llm_tp hp' and " +
-                                 "'llm_tp lp'");
+        throw std::runtime_error(
+            timelines_dir + ": needs the rank 0 timelines of 'llm_tp hp' and " + "'llm_tp lp'");
     if (!mark_decode_steps(c.hp, c.new_tokens))
         throw std::runtime_error(timelines_dir + ": the HP requests do not end in " +
                                  std::to_string(c.new_tokens) +
@@ -232,8 +232,8 @@ Scenario case_scenario(const Case& c, const CaseSetup& s, const Timeline& hp_tl,
     lp.ranks = {lp_tl};
     lp.occupancy = s.lp_occupancy;
     if (c.experiment == Experiment::kLlmTp) {
-        hp.arrivals = to_ns(phase == Phase::kContended ? c.hp_arrivals_contended
-                                                       : c.hp_arrivals_alone);
+        hp.arrivals =
+            to_ns(phase == Phase::kContended ? c.hp_arrivals_contended : c.hp_arrivals_alone);
         hp.tokens_after_first = c.new_tokens;
         sc.warmup = ns_of_s(c.warmup_s);
         sc.measure_end = ns_of_s(c.warmup_s + c.duration_s);
@@ -361,7 +361,8 @@ Case load_case(const std::string& result_path, const std::string& timelines_dir)
         c.experiment = Experiment::kLlmTp;
         load_llm_tp(c, j, result_path, timelines_dir);
     } else {
-        throw std::runtime_error(result_path + ": only dual_model and llm_tp results are simulated");
+        throw std::runtime_error(result_path +
+                                 ": only dual_model and llm_tp results are simulated");
     }
     const auto preset = j.contains("preset") && j.at("preset").is_string()
                             ? j.at("preset").get<std::string>()

@@ -82,10 +82,10 @@ struct Prediction {
     // or, where a result has no per-request latencies, one constant: the
     // measured alone P99 minus the simulated one.
     bool host_from_requests = false;
-    double host_overhead_ms = 0;   // the constant, or the residuals' median
-    double lp_scale = 1.0;         // LP durations stretched to the measured device's speed
-    bool lp_scale_fitted = false;  // then LP throughput is no validation
-    bool calibration = false;      // this case's HP P99 was fitted
+    double host_overhead_ms = 0;    // the constant, or the residuals' median
+    double lp_scale = 1.0;          // LP durations stretched to the measured device's speed
+    bool lp_scale_fitted = false;   // then LP throughput is no validation
+    bool calibration = false;       // this case's HP P99 was fitted
     Samples samples, tpot_samples;  // predicted, for pooling; weights sum to the measured count
 };
 

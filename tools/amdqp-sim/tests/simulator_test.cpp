@@ -290,7 +290,6 @@ TEST(TensorParallel, OneCallForNGpusIsOneUpdatePerDeviceInParallel) {
     EXPECT_EQ(b[1].issued, b[0].done);
 }
 
-
 // One HP request of two 100 us kernels (the second recorded 50 us after the
 // first ends) next to an LP kernel filling an HWS device for 100 ms: the HP
 // kernels run at the co-run rate 0.5, i.e. take 200 us each. No daemon.

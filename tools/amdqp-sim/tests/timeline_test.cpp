@@ -27,7 +27,6 @@ TEST(FitToWall, NeverStretchesAndNeedsWallTimes) {
     EXPECT_EQ(fit_to_wall(t).requests.front().span(), 400 * kUs);
 }
 
-
 TEST(TypicalRequest, TakesEachKernelsMedianStepAndDuration) {
     Timeline t;
     t.requests = {request({{0, 10 * kUs}, {100 * kUs, 20 * kUs}}),
@@ -38,9 +37,9 @@ TEST(TypicalRequest, TakesEachKernelsMedianStepAndDuration) {
     const auto& k = out.requests.front().kernels;
     ASSERT_EQ(k.size(), 2u);
     EXPECT_EQ(k[0].start, 0);
-    EXPECT_EQ(k[0].dur, 20 * kUs);      // median of 10, 30, 20
-    EXPECT_EQ(k[1].start, 200 * kUs);   // median step of 100, 300, 200
-    EXPECT_EQ(k[1].dur, 30 * kUs);      // median of 20, 40, 30
+    EXPECT_EQ(k[0].dur, 20 * kUs);     // median of 10, 30, 20
+    EXPECT_EQ(k[1].start, 200 * kUs);  // median step of 100, 300, 200
+    EXPECT_EQ(k[1].dur, 30 * kUs);     // median of 20, 40, 30
 }
 
 TEST(TypicalRequest, LeavesRequestsOfDifferentLengthsAlone) {
@@ -60,7 +59,7 @@ TEST(MarkDecodeSteps, FindsThePrefillAndTheSyncAfterEveryStep) {
     t.requests = {request({k(g), k(o), k(g), k(o), k(o), k(g), k(o), k(o), k(g), k(o), k(o)})};
     ASSERT_TRUE(mark_decode_steps(t, 3));
     const auto& r = t.requests.front();
-    EXPECT_EQ(r.first_token, 1u);  // the prefill's last kernel
+    EXPECT_EQ(r.first_token, 1u);                             // the prefill's last kernel
     EXPECT_EQ(r.syncs, (std::vector<std::size_t>{1, 4, 7}));  // the last step ends the request
 }
 

@@ -85,7 +85,6 @@ TEST(Validate, SecondCaseGetsItsOwnHpP99Error) {
     std::filesystem::remove_all(dir);
 }
 
-
 TEST(Validate, PercentilesOfPooledSamples) {
     // Three requests stand for one each, one value for three.
     const std::vector<Samples> s{{{1, 2, 3}, 1.0}, {{10}, 3.0}};
@@ -137,44 +136,47 @@ TEST(Validate, RunsOfOneTestArePooledAndTheCalibrationRunLeftOut) {
 // A small llm_tp result in the driver's format, with its two timelines.
 std::string write_llm_case(const std::filesystem::path& dir) {
     std::filesystem::create_directories(dir / "tl");
-    nlohmann::json hp{{"workload", "llm_tp hp tiny"}, {"rank", 0}, {"tp", 1}, {"batch", 1},
-                      {"period_s", 1.0}};
+    nlohmann::json hp{
+        {"workload", "llm_tp hp tiny"}, {"rank", 0}, {"tp", 1}, {"batch", 1}, {"period_s", 1.0}};
     // Prefill: one gemm; two decode steps of gemm + other, 200 us apart.
     hp["requests"] = {{{0, 100, "gemm"},
                        {300, 50, "gemm"},
                        {400, 50, "other"},
                        {650, 50, "gemm"},
                        {750, 50, "other"}}};
-    nlohmann::json lp{{"workload", "llm_tp lp tiny generate batch 4"}, {"rank", 0}, {"tp", 1},
-                      {"batch", 4}, {"period_s", 0.0}};
+    nlohmann::json lp{{"workload", "llm_tp lp tiny generate batch 4"},
+                      {"rank", 0},
+                      {"tp", 1},
+                      {"batch", 4},
+                      {"period_s", 0.0}};
     lp["requests"] = {{{0, 50, "gemm"}, {500, 50, "other"}}};
     std::ofstream(dir / "tl" / "hp.json") << hp.dump();
     std::ofstream(dir / "tl" / "lp.json") << lp.dump();
-    nlohmann::json task{{"ttfts_ms", {1.0, 1.0}}, {"tpots_ms", {0.4, 0.4}},
-                        {"ttft_ms", {{"p50", 1.0}}}};
-    nlohmann::json r{{"experiment", "llm_tp"},
-                     {"preset", "tiny-tp1-generate"},
-                     {"device", "GPU"},
-                     {"config",
-                      {{"seed", 1},
-                       {"rate", 1.0},
-                       {"arrival", "poisson"},
-                       {"warmup", 5.0},
-                       {"duration", 30.0},
-                       {"new_tokens", 2},
-                       {"lp_batch", 4},
-                       {"phases", {"hp_alone", "lp_alone", "contended"}},
-                       {"profile_dir", "/x"}}},
-                     {"phases",
-                      {{"hp_alone", {{"tasks", {{"hp", task}}}}},
-                       {"contended", {{"tasks", {{"hp", task}}}}}}},
-                     {"summary",
-                      {{"ttft_p99_alone_ms", 1.0},
-                       {"ttft_p99_contended_ms", 1.2},
-                       {"tpot_p99_alone_ms", 0.4},
-                       {"tpot_p99_contended_ms", 0.5},
-                       {"lp_tokens_per_s_alone", 100.0},
-                       {"lp_tokens_per_s_contended", 90.0}}}};
+    nlohmann::json task{
+        {"ttfts_ms", {1.0, 1.0}}, {"tpots_ms", {0.4, 0.4}}, {"ttft_ms", {{"p50", 1.0}}}};
+    nlohmann::json r{
+        {"experiment", "llm_tp"},
+        {"preset", "tiny-tp1-generate"},
+        {"device", "GPU"},
+        {"config",
+         {{"seed", 1},
+          {"rate", 1.0},
+          {"arrival", "poisson"},
+          {"warmup", 5.0},
+          {"duration", 30.0},
+          {"new_tokens", 2},
+          {"lp_batch", 4},
+          {"phases", {"hp_alone", "lp_alone", "contended"}},
+          {"profile_dir", "/x"}}},
+        {"phases",
+         {{"hp_alone", {{"tasks", {{"hp", task}}}}}, {"contended", {{"tasks", {{"hp", task}}}}}}},
+        {"summary",
+         {{"ttft_p99_alone_ms", 1.0},
+          {"ttft_p99_contended_ms", 1.2},
+          {"tpot_p99_alone_ms", 0.4},
+          {"tpot_p99_contended_ms", 0.5},
+          {"lp_tokens_per_s_alone", 100.0},
+          {"lp_tokens_per_s_contended", 90.0}}}};
     const auto file = (dir / "llm_tp-tiny.json").string();
     std::ofstream(file) << r.dump();
     return file;
