@@ -21,7 +21,8 @@ Writes bench/REPORT.md and its plots (bench/report/*.png):
    drivers of experiments/dual_model and experiments/llm_tp, run on lent
    NVIDIA GPUs; their kernel timelines in experiments/results/timelines/).
 3. tools/amdqp-sim, built in Release into build/report: 'validate' on
-   every result that has timelines (the report prints "validation error:
+   every dual_model and llm_tp result that has timelines (runs of one
+   test on one GPU model pooled; the report prints "validation error:
    N %"; the time slice is fitted on the H200 run of the vendored
    fixtures, tools/amdqp-sim/data), then, only if that error is within
    the limit, 'sweep' (the MI308X predictions). Their JSON lands in
@@ -71,11 +72,11 @@ sim="$b/tools/amdqp-sim/amdqp-sim"
 mkdir -p bench/out/sim
 rm -f bench/out/sim/validate.json bench/out/sim/sweep.json
 # The H200 dual-model run of the vendored fixtures fits the time slice;
-# every dual-model run committed with its timelines is a validation case
-# (the simulator does not replay llm_tp results yet).
+# every dual-model and llm_tp run committed with its timelines is
+# validated (runs of one test on one GPU model pooled into one case).
 pairs=(--result tools/amdqp-sim/data/h200_dual_r18_r50bs1024.json
 	--timelines tools/amdqp-sim/data/h200)
-for r in experiments/results/dual_model-*.json; do
+for r in experiments/results/dual_model-*.json experiments/results/llm_tp-*.json; do
 	[ -f "$r" ] || continue
 	t="experiments/results/timelines/$(basename "$r" .json)"
 	[ -d "$t" ] && pairs+=(--result "$r" --timelines "$t")
