@@ -37,6 +37,7 @@ sys.path.insert(0, HERE)
 
 from presets import TaskSpec, scaled  # noqa: E402
 from stats import latency_summary  # noqa: E402
+from worker import _sleep_until  # noqa: E402
 
 
 def _spec(text: str, role: str, rate: float) -> TaskSpec:
@@ -58,15 +59,6 @@ def _build(task: TaskSpec, scale: str, device_name: str):
         sync()
 
     return torch, run
-
-
-def _sleep_until(t: float) -> None:
-    while True:
-        d = t - time.monotonic()
-        if d <= 0:
-            return
-        if d > 0.002:
-            time.sleep(d - 0.0015)
 
 
 def lp_main(conn, task: TaskSpec, scale: str, device: str) -> None:

@@ -340,11 +340,13 @@ void Policy::decide() {
 
     const auto level = wanted_levels(now);
     std::map<int, std::vector<std::uint32_t>, std::greater<>> rise, resuspend;
+    std::map<std::uint32_t, int> rising;  // the GPUs of rise, each with its level
     std::vector<std::uint32_t> fall;
     for (auto& [id, g] : gpus_) {
         const int want = level.at(id);
         if (want > g.applied || (want > 0 && want == g.applied && g.reapply)) {
             rise[want].push_back(id);
+            rising[id] = want;
         } else if (want < g.applied) {
             fall.push_back(id);
             if (want > 0)
@@ -360,10 +362,6 @@ void Policy::decide() {
     // rising GPU that wants at least it: a queue goes off in the first call
     // above its priority on all its GPUs at once, for an update more on
     // the GPUs that want the higher levels.
-    std::map<std::uint32_t, int> rising;
-    for (const auto& [lvl, gpus] : rise)
-        for (auto g : gpus)
-            rising[g] = lvl;
     if (rise.size() > 1 && splits_a_group(rising)) {
         for (auto it = rise.rbegin(); it != rise.rend(); ++it) {
             std::vector<std::uint32_t> gpus;
