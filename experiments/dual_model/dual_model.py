@@ -31,7 +31,9 @@ phases:
   Each phase starts its tasks as separate processes, waits until every one has
   loaded its model (2 unmeasured passes), releases them together (the barrier),
   runs --warmup seconds unmeasured, then measures --duration seconds. Tasks of
-  a contended phase keep running until every task has reported.
+  a contended phase keep running until every task has reported. With
+  --rounds N the whole sequence runs N times; each phase's result pools its
+  rounds (every request and iteration) and lists the rounds' own numbers.
 
 measurement:
   open-loop task: request k is scheduled at t0 + k/rate; a late request is
@@ -141,6 +143,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="full: the seeds' models, batches and inputs; tiny: batches 1/8/64/1024 "
         "-> 1/2/3/5, 32x32 images, a 2-layer BERT (hidden 64) with seq 16, for CPU "
         "smoke tests (default full)",
+    )
+    p.add_argument(
+        "--rounds",
+        type=_count,
+        default=1,
+        metavar="N",
+        help="run the phases N times in turn (hp_alone, lp_alone, contended, "
+        "hp_alone, ...), each window --duration long, and pool each phase's rounds: "
+        "host disturbances then fall on the isolated and the contended phases "
+        "alike (default 1)",
     )
     p.add_argument(
         "--phases",
@@ -294,15 +306,19 @@ def main(argv: Optional[list[str]] = None) -> int:
         settings.check_ready = _tag_checker(amdqpctl, runner)
     result = _result_skeleton(args, preset, phases, tasks, amdqp_status)
 
+    bodies: dict[str, list[dict[str, Any]]] = {p: [] for p in phases}
     try:
-        for phase in phases:
-            names = dict(preset.phases)[phase]
-            body, ready = runner.run_phase(settings, phase, [tasks[n] for n in names])
-            _record_ready(result, ready)
-            result["phases"][phase] = body
-            result["summary"] = stats.summarize(preset, result["phases"])
-            if args.out:
-                _write_json(args.out, result)
+        for rnd in range(args.rounds):
+            for phase in phases:
+                names = dict(preset.phases)[phase]
+                label = phase if args.rounds == 1 else f"{phase} {rnd + 1}/{args.rounds}"
+                body, ready = runner.run_phase(settings, label, [tasks[n] for n in names])
+                _record_ready(result, ready)
+                bodies[phase].append(body)
+                result["phases"][phase] = stats.pool_rounds(bodies[phase])
+                result["summary"] = stats.summarize(preset, result["phases"])
+                if args.out:
+                    _write_json(args.out, result)
         if args.profile_dir:
             result["profiles"] = _profile_all(args, settings, tasks, runner)
     except runner.TaskFailed as e:
@@ -370,6 +386,7 @@ def _result_skeleton(
             "description": preset.description,
             "duration_s": args.duration,
             "warmup_s": args.warmup,
+            "rounds": args.rounds,
             "device_requested": args.device,
             "device_type": None,
             "model_scale": args.model_scale,

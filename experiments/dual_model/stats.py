@@ -52,6 +52,59 @@ def _it(task: Optional[dict[str, Any]]) -> Optional[float]:
     return task["it_per_s"] if task else None
 
 
+def _pool_task(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One task's results of several windows as one: requests and iterations
+    pooled, percentiles over all of them, the rate over the summed time."""
+    out = dict(runs[-1])
+    if "latencies_ms" in out:
+        lat = [v for r in runs for v in r["latencies_ms"]]
+        svc = [v for r in runs for v in r.get("services_ms", [])]
+        out.update(
+            requests=sum(r["requests"] for r in runs),
+            late_starts=sum(r["late_starts"] for r in runs),
+            latencies_ms=lat,
+            latency_ms=latency_summary(lat),
+            services_ms=svc,
+            service_ms=latency_summary(svc),
+        )
+    else:
+        its = [v for r in runs for v in r.get("iterations_ms", [])]
+        n = sum(r["iterations"] for r in runs)
+        secs = sum(r["measured_s"] for r in runs)
+        rate = n / secs
+        items = runs[-1]["img_per_s"] / runs[-1]["it_per_s"] if runs[-1]["it_per_s"] else 0
+        out.update(
+            iterations=n,
+            measured_s=round(secs, 4),
+            it_per_s=round(rate, 4),
+            img_per_s=round(rate * items, 2),
+            iterations_ms=its,
+            iter_ms=latency_summary(its),
+        )
+    return out
+
+
+def _round_digest(task: dict[str, Any]) -> dict[str, Any]:
+    if "latencies_ms" in task:
+        return {"requests": task["requests"], "p50_ms": task["latency_ms"]["p50"],
+                "p99_ms": task["latency_ms"]["p99"]}
+    return {"iterations": task["iterations"], "it_per_s": task["it_per_s"]}
+
+
+def pool_rounds(bodies: list[dict[str, Any]]) -> dict[str, Any]:
+    """The phase as run in several rounds (dual_model --rounds): every task's
+    requests/iterations pooled, each round's own numbers kept next to them."""
+    if len(bodies) == 1:
+        return bodies[0]
+    names = list(bodies[0]["tasks"])
+    return {
+        "duration_s": sum(b["duration_s"] for b in bodies),
+        "warmup_s": bodies[0]["warmup_s"],
+        "tasks": {n: _pool_task([b["tasks"][n] for b in bodies]) for n in names},
+        "rounds": [{n: _round_digest(b["tasks"][n]) for n in names} for b in bodies],
+    }
+
+
 def summarize(preset, phases: dict[str, Any]) -> dict[str, Any]:
     """The contract's summary: the high-priority task's P99 alone vs contended
     and the low-priority task's throughput loss; per-task ratios when a preset

@@ -141,6 +141,7 @@ def _open_loop(spec, task: TaskSpec, run: Callable[[], None], impl: str) -> None
                     "service_ms": latency_summary(service_ms),
                     "late_starts": late,
                     "latencies_ms": [round(v, 4) for v in lat_ms],
+                    "services_ms": [round(v, 4) for v in service_ms],
                 }
             )
             protocol.send("RESULT", result)
@@ -201,6 +202,7 @@ def _back_to_back(spec, task: TaskSpec, run: Callable[[], None], impl: str, item
                     "img_per_s": round(rate * items, 2),
                     "measured_s": round(last - first, 4),
                     "iter_ms": latency_summary(iter_ms),
+                    "iterations_ms": [round(v, 4) for v in iter_ms],
                 }
             )
             protocol.send("RESULT", result)

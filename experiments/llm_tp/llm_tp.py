@@ -129,6 +129,11 @@ or a missing prerequisite.""")
     r.add_argument("--load-timeout", type=float, default=1800.0,
                    help="seconds allowed for loading and warming up the models "
                         "(default: %(default)s)")
+    r.add_argument("--intra-op-threads", type=int, metavar="N",
+                   help="PyTorch intra-op threads per rank (default: 1 on GPUs, as vLLM's "
+                        "workers use; on CPU the host's cores split between both jobs' "
+                        "ranks). PyTorch's own default, one per core in every process, "
+                        "makes the two jobs contend for CPU rather than GPU")
     r.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     r.add_argument("--keep-run-dir", action="store_true",
                    help="keep the ranks' logs and control files (kept anyway on failure)")
@@ -165,7 +170,9 @@ def validate(args):
               (args.lp_prompt_len >= 1, "--lp-prompt-len must be >= 1"),
               (args.lp_new_tokens >= 1, "--lp-new-tokens must be >= 1"),
               (args.lp_seq_len >= 2, "--lp-seq-len must be >= 2"),
-              (args.profile_requests >= 1, "--profile-requests must be >= 1")]
+              (args.profile_requests >= 1, "--profile-requests must be >= 1"),
+              (args.intra_op_threads is None or args.intra_op_threads >= 1,
+               "--intra-op-threads must be >= 1")]
     for ok, msg in checks:
         if not ok:
             fail(msg)
@@ -226,7 +233,8 @@ def build_config(args, run_dir):
         "lp_new_tokens", "lp_seq_len", "duration", "warmup", "profile_dir",
         "profile_requests", "profile_all_ranks", "amdqp", "trace")}
     cfg.update(phases=args.phase_list, model_label=label, deepseek_path=None,
-               cpu_threads=max(1, ncpu // (2 * args.tp)),
+               intra_op_threads=args.intra_op_threads or (
+                   1 if args.device == "cuda" else max(1, ncpu // (2 * args.tp))),
                dist_timeout_s=int(max(3600, 4 * (args.duration + args.warmup))),
                profile_period_s=0.05,
                file_stem=f"llm_tp_{label.replace(':', '_')}_tp{args.tp}",

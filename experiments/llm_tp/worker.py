@@ -84,8 +84,8 @@ def setup(ctx):
     else:
         ctx.device = torch.device("cpu")
         dtype = torch.float32
-        # every rank of both jobs shares the host's cores
-        torch.set_num_threads(cfg["cpu_threads"])
+    # Every rank of both jobs shares the host's cores.
+    torch.set_num_threads(cfg["intra_op_threads"])
     tp = TP(ctx.rank, ctx.world)
     if ctx.world > 1:
         timeout = datetime.timedelta(seconds=cfg["dist_timeout_s"])

@@ -96,7 +96,28 @@ def cmd_run(a: argparse.Namespace) -> None:
                 _fail("timeline invalid")
     if a.amdqp_fake:
         _check_amdqp(result, log)
+    if a.rounds:
+        _check_rounds(result, a.rounds)
     print(f"ok: {out}")
+
+
+def _check_rounds(result: dict, n: int) -> None:
+    """--rounds N: every phase pools N windows and lists each one."""
+    if result["config"].get("rounds") != n:
+        _fail(f"config.rounds is {result['config'].get('rounds')!r}, not {n}")
+    for name, phase in result["phases"].items():
+        rounds = phase.get("rounds", [])
+        if len(rounds) != n:
+            _fail(f"phase {name}: {len(rounds)} rounds listed, not {n}")
+        for task, r in phase["tasks"].items():
+            per = [x[task] for x in rounds]
+            if "latencies_ms" in r:
+                if r["requests"] != sum(x["requests"] for x in per) or r["requests"] != len(
+                    r["latencies_ms"]
+                ):
+                    _fail(f"phase {name} task {task}: requests not the rounds' sum")
+            elif r["iterations"] != sum(x["iterations"] for x in per):
+                _fail(f"phase {name} task {task}: iterations not the rounds' sum")
 
 
 def _check_amdqp(result: dict, log: str) -> None:
@@ -141,6 +162,7 @@ def main() -> None:
     r.add_argument("--workdir", required=True)
     r.add_argument("--profile-requests", type=int, default=0)
     r.add_argument("--amdqp-fake", action="store_true")
+    r.add_argument("--rounds", type=int, default=0, help="check a --rounds N result")
     r.add_argument("args", nargs=argparse.REMAINDER)
     f = sub.add_parser("fail")
     f.add_argument("--code", type=int, required=True)

@@ -3,7 +3,7 @@
 """Runs llm_tp.py and checks what it did (the CTest smoke tests).
 
   check_run.py [--needs MOD,...] [--expect-exit N] [--validate]
-               [--min-requests N] [--tp N] -- COMMAND...
+               [--min-requests N] [--tp N] [--threads N] -- COMMAND...
 
 {out}, {md} and {prof} in COMMAND become paths in a fresh temporary folder.
 Exit 77 (CTest: skipped) when a module in --needs is not importable by this
@@ -43,6 +43,11 @@ def problems_in_result(doc, args):
         need(key in doc["versions"], f"versions.{key} missing")
     need("cuda" in doc["versions"] or "hip" in doc["versions"], "versions.cuda/hip missing")
     need(doc["config"].get("tp") == args.tp, f"config.tp is not {args.tp}")
+    threads = doc["config"].get("intra_op_threads")
+    need(isinstance(threads, int) and threads >= 1,
+         f"config.intra_op_threads is {threads!r}, not a count >= 1")
+    if args.threads is not None:
+        need(threads == args.threads, f"config.intra_op_threads is {threads}, not {args.threads}")
     need(set(doc["phases"]) == {"hp_alone", "lp_alone", "contended"},
          f"phases are {sorted(doc['phases'])}")
     for name, phase in doc["phases"].items():
@@ -127,6 +132,7 @@ def main():
     p.add_argument("--min-requests", type=int, default=1)
     p.add_argument("--tp", type=int, default=1)
     p.add_argument("--all-ranks", action="store_true")
+    p.add_argument("--threads", type=int, default=None)
     p.add_argument("cmd", nargs=argparse.REMAINDER)
     args = p.parse_args()
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
