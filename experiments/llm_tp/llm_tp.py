@@ -134,6 +134,10 @@ or a missing prerequisite.""")
                         "workers use; on CPU the host's cores split between both jobs' "
                         "ranks). PyTorch's own default, one per core in every process, "
                         "makes the two jobs contend for CPU rather than GPU")
+    r.add_argument("--pin-cores", action="store_true",
+                   help="give every rank of both jobs physical CPU cores of its own "
+                        "(sched_setaffinity; hyperthreads stay with their core), so the "
+                        "two jobs' launch threads do not contend for CPU")
     r.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     r.add_argument("--keep-run-dir", action="store_true",
                    help="keep the ranks' logs and control files (kept anyway on failure)")
@@ -227,12 +231,21 @@ def build_config(args, run_dir):
         if msg:
             fail(msg)
     ncpu = os.cpu_count() or 1
+    cpu_sets = None
+    if args.pin_cores:
+        import cpu_pinning
+        cores = cpu_pinning.physical_cores()
+        cpu_sets = cpu_pinning.plan(args.tp, cores)
+        if cpu_sets is None:
+            fail(f"--pin-cores: {2 * args.tp} ranks need as many physical cores; "
+                 f"this process may use {len(cores)}")
     cfg = {k: getattr(args, k) for k in (
         "model", "model_scale", "checkpoint", "seed", "tp", "device", "rate", "arrival",
         "prompt_len", "new_tokens", "lp_mode", "lp_batch", "lp_prompt_len",
         "lp_new_tokens", "lp_seq_len", "duration", "warmup", "profile_dir",
         "profile_requests", "profile_all_ranks", "amdqp", "trace")}
     cfg.update(phases=args.phase_list, model_label=label, deepseek_path=None,
+               cpu_sets=cpu_sets,
                intra_op_threads=args.intra_op_threads or (
                    1 if args.device == "cuda" else max(1, ncpu // (2 * args.tp))),
                dist_timeout_s=int(max(3600, 4 * (args.duration + args.warmup))),

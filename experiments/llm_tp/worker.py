@@ -76,6 +76,9 @@ def setup(ctx):
     from models import TP, build_runner
 
     cfg = ctx.cfg
+    if cfg.get("cpu_sets"):
+        import cpu_pinning
+        cpu_pinning.apply(cfg["cpu_sets"][ctx.job][ctx.rank])
     on_gpu = cfg["device"] == "cuda"
     if on_gpu:
         torch.cuda.set_device(ctx.local_rank)

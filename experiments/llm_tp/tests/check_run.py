@@ -46,6 +46,13 @@ def problems_in_result(doc, args):
     threads = doc["config"].get("intra_op_threads")
     need(isinstance(threads, int) and threads >= 1,
          f"config.intra_op_threads is {threads!r}, not a count >= 1")
+    if args.pinned:
+        sets = doc["config"].get("cpu_sets") or {}
+        ranks = [set(c) for job in ("hp", "lp") for c in sets.get(job, [])]
+        need(len(ranks) == 2 * args.tp and all(ranks),
+             f"config.cpu_sets has {len(ranks)} non-empty rank sets, not {2 * args.tp}")
+        need(sum(len(r) for r in ranks) == len(set().union(*ranks)) if ranks else False,
+             "config.cpu_sets: two ranks share a CPU")
     if args.threads is not None:
         need(threads == args.threads, f"config.intra_op_threads is {threads}, not {args.threads}")
     need(set(doc["phases"]) == {"hp_alone", "lp_alone", "contended"},
@@ -133,6 +140,8 @@ def main():
     p.add_argument("--tp", type=int, default=1)
     p.add_argument("--all-ranks", action="store_true")
     p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--pinned", action="store_true")
+    p.add_argument("--min-cores", type=int, default=0)
     p.add_argument("cmd", nargs=argparse.REMAINDER)
     args = p.parse_args()
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
@@ -141,6 +150,13 @@ def main():
             importlib.import_module(mod)
         except ImportError as exc:
             print(f"SKIP: {mod} is not importable by {sys.executable} ({exc})")
+            return SKIP
+    if args.min_cores:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+        import cpu_pinning
+        have = len(cpu_pinning.physical_cores())
+        if have < args.min_cores:
+            print(f"SKIP: {have} physical core(s) usable, the test needs {args.min_cores}")
             return SKIP
     tmp = tempfile.mkdtemp(prefix="llm_tp-test-")
     paths = {"{out}": os.path.join(tmp, "result.json"), "{md}": os.path.join(tmp, "table.md"),

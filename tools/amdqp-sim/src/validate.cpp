@@ -367,7 +367,22 @@ Case load_case(const std::string& result_path, const std::string& timelines_dir)
     const auto preset = j.contains("preset") && j.at("preset").is_string()
                             ? j.at("preset").get<std::string>()
                             : std::string("?");
-    c.group = exp + " " + preset + " on " + c.device;
+    c.group = exp + " " + preset;
+    // Runs of another protocol measure something else: llm_tp ranks with
+    // one intra-op thread per core contend for CPU (experiments/results/
+    // README.md), dual_model rounds spread host disturbances over all phases.
+    const auto& cfg = j.contains("config") ? j.at("config") : nlohmann::json::object();
+    if (c.experiment == Experiment::kLlmTp) {
+        const auto* t = cfg.contains("intra_op_threads") ? &cfg.at("intra_op_threads") : nullptr;
+        c.group += t && t->is_number_integer()
+                       ? ", " + std::to_string(t->get<int>()) + " intra-op thread(s)"
+                       : ", default intra-op threads";
+        if (cfg.contains("cpu_sets") && !cfg.at("cpu_sets").is_null())
+            c.group += ", pinned cores";
+    } else if (cfg.value("rounds", 1) > 1) {
+        c.group += ", phases in rounds";
+    }
+    c.group += " on " + c.device;
     return c;
 }
 
