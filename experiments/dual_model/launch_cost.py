@@ -12,6 +12,9 @@ process (B) in turn:
   cpu    runs the same PyTorch loop on a CPU tensor (the host code path
          without the GPU)
   gpu    runs the same loop on the GPU (a second context launching)
+  gapN   the gpu loop with N us of busy host time after every launch: where
+         A's round trip falls back is how long the GPU lets a context that
+         ran dry keep it (the simulator's timeslice dry hold)
 
 A's loops, each --iters long, timed per iteration:
 
@@ -46,16 +49,24 @@ def _pin(cpu: int) -> None:
         os.sched_setaffinity(0, {cpu})
 
 
+def _is_gap(mode: str) -> bool:
+    try:
+        return mode.startswith("gap") and float(mode[3:]) >= 0
+    except ValueError:
+        return False
+
+
 def partner_main(conn, mode: str, device: str, cpu: int) -> None:
     """B: the partner of one window; runs until told to stop."""
     import torch
 
     _pin(cpu)
-    dev = device if mode == "gpu" else "cpu"
+    dev = "cpu" if mode == "cpu" else device
     x = torch.zeros(16, device=dev)
-    if mode in ("idle", "gpu"):
+    if mode != "cpu":
         torch.zeros(1, device=device)  # a context of its own
         torch.cuda.synchronize()
+    gap = float(mode[3:]) * 1e-6 if mode.startswith("gap") else 0.0
     conn.send("ready")
     n, t0 = 0, time.monotonic()
     while not conn.poll():
@@ -64,6 +75,10 @@ def partner_main(conn, mode: str, device: str, cpu: int) -> None:
             continue
         for _ in range(100):
             x.add_(1.0)
+            if gap:
+                until = time.perf_counter() + gap
+                while time.perf_counter() < until:
+                    pass
         if dev != "cpu":
             torch.cuda.synchronize()
         n += 100
@@ -103,12 +118,16 @@ def main() -> int:
                    help="CPUs A and its partner B are pinned to (default: the first "
                         "usable one and the one half way up the list; 'none': not pinned)")
     p.add_argument("--modes", default=",".join(MODES),
-                   help=f"comma-separated subset of {','.join(MODES)} (none is always run)")
+                   help=f"comma-separated subset of {','.join(MODES)} and gapN (none is always run)")
     p.add_argument("--out", required=True, help="result JSON")
     a = p.parse_args()
     if a.window <= 0 or a.rounds < 1 or a.batch < 1:
         p.error("--window must be > 0, --rounds and --batch >= 1")
-    modes = ["none"] + [m for m in MODES[1:] if m in a.modes.split(",")]
+    wanted = a.modes.split(",")
+    bad = [m for m in wanted if m not in MODES and not _is_gap(m)]
+    if bad:
+        p.error(f"--modes: unknown {', '.join(bad)}")
+    modes = ["none"] + [m for m in wanted if m != "none"]
     usable = sorted(os.sched_getaffinity(0))
     if a.cpus == "none" or len(usable) < 2:
         cpu_a = cpu_b = -1
