@@ -201,7 +201,7 @@ def simulator(val, sweep, figs, results=()):
         s += _table(["run", "metric", "measured P99 ms", "predicted P99 ms", "P99 off %",
                      "P50 off %", "TPOT P99 off %", "LP throughput off %"], rows) + "\n\n"
     if err is None or err > limit or not val.get("pass", False):
-        s += f"**The validation error is above {_f(limit, 0)} %: the MI308X predictions are not reported.** tools/amdqp-sim/README.md says what the remaining gap is (host noise in the launch-bound tails, the LLM runs' CPU thread contention) and what the model leaves out.\n\n"
+        s += f"**The validation error is above {_f(limit, 0)} %: the MI308X predictions are not reported.** tools/amdqp-sim/README.md says what the remaining gap is (the LLM runs' slowdown under contention is host-side: a second process slows a launch-bound one's launches on these lent VMs by 1.0-3x even on CPUs of its own, experiments/results/launch_cost-*.json) and what the model leaves out.\n\n"
         return s
     s += "### MI308X predictions (simulated, not measured)\n\n"
     if not sweep:
