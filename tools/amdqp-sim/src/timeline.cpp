@@ -22,6 +22,15 @@ Ns Request::busy() const {
     return sum;
 }
 
+Timeline stretch_launches(const Timeline& t, double factor) {
+    Timeline out = t;
+    for (auto& r : out.requests) {
+        for (auto& k : r.kernels)
+            k.start = static_cast<Ns>(std::llround(static_cast<double>(k.start) * factor));
+    }
+    return out;
+}
+
 Timeline scale_durations(const Timeline& t, double factor) {
     // Start offsets stay: they are submission times in the simulator's
     // model, and a kernel queued behind a stretched predecessor starts when

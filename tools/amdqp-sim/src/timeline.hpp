@@ -56,6 +56,12 @@ struct Timeline {
 // times) kept: a trace taken on one GPU used as the shape of another.
 Timeline scale_durations(const Timeline& t, double factor);
 
+// Every kernel's start offset (its submission time) multiplied by
+// @factor, durations and syncs kept: a host whose launches are that much
+// slower (another process contending for the CPU or the launch path;
+// experiments/dual_model/launch_cost.py measures it).
+Timeline stretch_launches(const Timeline& t, double factor);
+
 // The profiler inflates the host's launch gaps (a profiled ResNet-18 bs1
 // request spans ~1.5-2x its unprofiled wall time on an H100; kernel
 // durations barely move). When the driver recorded unprofiled wall times

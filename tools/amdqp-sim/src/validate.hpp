@@ -59,6 +59,9 @@ struct CaseSetup {
     DeviceParams device;
     double hp_occupancy = 0.1, lp_occupancy = 1.0;
     Ns duration = 60 * kSec;  // dual_model: simulated time per phase
+    // What-if: every job's launches this much slower in the contended
+    // phase (host contention, which the device models leave out); 1: none.
+    double launch_stretch = 1.0;
 };
 
 // A predicted distribution: every value stands for @weight requests.

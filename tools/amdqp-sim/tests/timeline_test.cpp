@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// fit_to_wall, typical_request, mark_decode_steps: hand-computed cases.
+// fit_to_wall, stretch_launches, typical_request, mark_decode_steps:
+// hand-computed cases.
 #include <gtest/gtest.h>
 
 #include "helpers.hpp"
@@ -25,6 +26,21 @@ TEST(FitToWall, NeverStretchesAndNeedsWallTimes) {
     EXPECT_EQ(fit_to_wall(t).requests.front().span(), 400 * kUs);  // no wall times
     t.request_wall_us = {2000.0};                                  // longer than the trace
     EXPECT_EQ(fit_to_wall(t).requests.front().span(), 400 * kUs);
+}
+
+TEST(StretchLaunches, ScalesSubmissionTimesNotDurationsOrSyncs) {
+    // Launches at 0, 30 and 90 us, 2 us kernels, a sync after the second:
+    // 1.5x slower launches submit at 0, 45 and 135 us, same kernels, same sync.
+    auto t = timeline({{0, 2 * kUs}, {30 * kUs, 2 * kUs}, {90 * kUs, 2 * kUs}});
+    t.requests.front().syncs = {1};
+    const auto out = stretch_launches(t, 1.5);
+    const auto& k = out.requests.front().kernels;
+    ASSERT_EQ(k.size(), 3u);
+    EXPECT_EQ(k[0].start, 0);
+    EXPECT_EQ(k[1].start, 45 * kUs);
+    EXPECT_EQ(k[2].start, 135 * kUs);
+    EXPECT_EQ(k[2].dur, 2 * kUs);
+    EXPECT_EQ(out.requests.front().syncs, std::vector<std::size_t>{1});
 }
 
 TEST(TypicalRequest, TakesEachKernelsMedianStepAndDuration) {

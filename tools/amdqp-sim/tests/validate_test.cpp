@@ -189,7 +189,7 @@ TEST(Validate, LoadsAnLlmRunWithTheDriversArrivalsAndItsFirstToken) {
     const auto c = load_case(file, (dir / "tl").string());
     EXPECT_EQ(c.experiment, Experiment::kLlmTp);
     EXPECT_EQ(c.metric(), "TTFT P99");
-    EXPECT_EQ(c.group, "llm_tp tiny-tp1-generate on GPU");
+    EXPECT_EQ(c.group, "llm_tp tiny-tp1-generate, default intra-op threads on GPU");
     // hp_alone is the HP job's command 0, the profile 1, contended 2.
     EXPECT_EQ(c.hp_arrivals_alone, arrival_schedule(1.0, 35.0, true, 7919));
     EXPECT_EQ(c.hp_arrivals_contended, arrival_schedule(1.0, 35.0, true, 7921));
@@ -204,6 +204,27 @@ TEST(Validate, LoadsAnLlmRunWithTheDriversArrivalsAndItsFirstToken) {
     ASSERT_TRUE(p.tpot_error_pct);
     ASSERT_TRUE(p.lp_error_pct);
     EXPECT_TRUE(p.host_from_requests);
+    // Launches 3x slower in the contended phase: the decode steps, 300 us
+    // of launches each, take longer (the prefill is one kernel at 0).
+    CaseSetup slow = s;
+    slow.launch_stretch = 3.0;
+    const auto ps = predict(c, slow);
+    ASSERT_TRUE(p.predicted_tpot && ps.predicted_tpot);
+    EXPECT_GT(*ps.predicted_tpot, *p.predicted_tpot + 0.3);
+    std::filesystem::remove_all(dir);
+}
+
+TEST(Validate, GroupsLlmRunsByThreadsAndPinning) {
+    const auto dir = std::filesystem::temp_directory_path() / "amdqp-sim-llm-group-test";
+    std::filesystem::remove_all(dir);
+    const auto file = write_llm_case(dir);
+    nlohmann::json r;
+    std::ifstream(file) >> r;
+    r["config"]["intra_op_threads"] = 1;
+    r["config"]["cpu_sets"] = {{"hp", {{0}}}, {"lp", {{1}}}};
+    std::ofstream(file) << r.dump();
+    const auto c = load_case(file, (dir / "tl").string());
+    EXPECT_EQ(c.group, "llm_tp tiny-tp1-generate, 1 intra-op thread(s), pinned cores on GPU");
     std::filesystem::remove_all(dir);
 }
 
