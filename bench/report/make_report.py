@@ -81,6 +81,7 @@ def main() -> int:
                               load(args.bench_out / "control-loop-native.json")),
         sections.demo(load(args.demo)),
         sections.gpu_results(results, figs),
+        sections.launch_cost(args.results),
         sections.simulator(sim_validate, sim_sweep, figs, results),
         sections.not_measured(),
     ]

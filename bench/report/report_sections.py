@@ -116,6 +116,43 @@ def load_results(folder: Path):
     return out
 
 
+def launch_cost(folder: Path):
+    """experiments/dual_model/launch_cost.py runs: A's cost per launch and
+    per round trip next to a second process, per run."""
+    files = sorted(folder.rglob("launch_cost*.json")) + sorted(folder.glob("launch_cost-*/*.json"))
+    rows, seen = [], set()
+    for p in files:
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            d = json.loads(p.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if d.get("experiment") != "launch_cost":
+            continue
+        cfg, summ = d.get("config", {}), d.get("summary", {})
+        for mode, v in summ.items():
+            if mode == "none":
+                continue
+            rows.append([str(p.relative_to(folder)), d.get("date", "-")[:16],
+                         f"{cfg.get('cpu_a', '-')},{cfg.get('cpu_b', '-')}", mode,
+                         summ["none"]["async"], v["async"], v["async_vs_none"],
+                         summ["none"]["sync"], v["sync"], v["sync_vs_none"]])
+    s = ("## A second process next to a launch-bound one (lent NVIDIA H100, "
+         "experiments/dual_model/launch_cost.py)\n\nProcess A issues tiny kernels while "
+         "process B is absent or in the named mode (`cpu`: the same PyTorch loop on a CPU "
+         "tensor; `gpu`: on the GPU; `gapN`: on the GPU with N us of host time after each "
+         "launch). async: A's us per launch (200 per synchronize); sync: A's launch-to-"
+         "completion round trip. Measured on NVIDIA GPUs, never AMD results; what they say "
+         "about the LLM runs is in experiments/results/README.md.\n\n")
+    if not rows:
+        return s + _missing("experiments/results/launch_cost*.json",
+                            "python3 experiments/dual_model/launch_cost.py --out FILE")
+    return s + _table(["file", "date", "CPUs A,B", "B", "async none us", "async us",
+                       "ratio", "sync none us", "sync us", "ratio"], rows) + "\n"
+
+
 def _dist(t, key):
     return t.get(key) or {}
 
