@@ -209,7 +209,7 @@ int do_validate(ValidateOpts& o) {
             worst = std::max(worst, g.error_pct);
         out["groups"].push_back(sim::to_json(g));
         if (!o.json)
-            std::cout << sim::format_group(g);
+            std::cout << sim::format_group(g, o.launch_stretch != 1.0);
     }
     // The overall line: the P99 of the groups not fitted; with only the
     // calibration case, its numbers that were not fitted.

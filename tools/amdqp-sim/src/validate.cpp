@@ -618,7 +618,8 @@ std::string format_prediction(const Prediction& p) {
     return o.str();
 }
 
-std::string format_group(const GroupPrediction& g) {
+std::string format_group(const GroupPrediction& g, bool what_if) {
+    const char* error = what_if ? "what-if error" : "validation error";
     std::ostringstream o;
     o << std::fixed << std::setprecision(2);
     o << g.group << " (" << g.runs.size() << (g.runs.size() == 1 ? " run" : " runs");
@@ -635,11 +636,11 @@ std::string format_group(const GroupPrediction& g) {
         o << "  calibration case (not a validation): " << std::setprecision(1) << g.error_pct
           << " %\n";
     else
-        o << "  validation error: " << std::setprecision(1) << g.error_pct << " %\n";
+        o << "  " << error << ": " << std::setprecision(1) << g.error_pct << " %\n";
     o << std::setprecision(2);
     if (g.tpot_error_pct)
         o << "  TPOT P99 measured " << *g.measured_tpot << " ms, predicted " << *g.predicted_tpot
-          << " ms: validation error (TPOT P99): " << std::setprecision(1) << *g.tpot_error_pct
+          << " ms: " << error << " (TPOT P99): " << std::setprecision(1) << *g.tpot_error_pct
           << " %\n";
     return o.str();
 }

@@ -123,7 +123,9 @@ std::string_view to_string(Knob k);
 double calibrate(const Case& c, CaseSetup& s, Knob knob);
 
 std::string format_prediction(const Prediction& p);
-std::string format_group(const GroupPrediction& g);
+// @what_if: the predictions came from a what-if (validate
+// --launch-stretch), so the errors are not called validation errors.
+std::string format_group(const GroupPrediction& g, bool what_if = false);
 nlohmann::json to_json(const Prediction& p);
 nlohmann::json to_json(const GroupPrediction& g);
 

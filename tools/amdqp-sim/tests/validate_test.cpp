@@ -130,6 +130,8 @@ TEST(Validate, RunsOfOneTestArePooledAndTheCalibrationRunLeftOut) {
     EXPECT_DOUBLE_EQ(g[0].predicted_max, 30.0);
     EXPECT_TRUE(g[1].calibration);
     EXPECT_NE(format_group(g[0]).find("validation error: "), std::string::npos);
+    EXPECT_EQ(format_group(g[0], true).find("validation error"), std::string::npos);
+    EXPECT_NE(format_group(g[0], true).find("what-if error: "), std::string::npos);
     EXPECT_NE(format_group(g[1]).find("calibration case"), std::string::npos);
 }
 
