@@ -119,12 +119,10 @@ def load_results(folder: Path):
 def launch_cost(folder: Path):
     """experiments/dual_model/launch_cost.py runs: A's cost per launch and
     per round trip next to a second process, per run."""
-    files = sorted(folder.rglob("launch_cost*.json")) + sorted(folder.glob("launch_cost-*/*.json"))
-    rows, seen = [], set()
+    # The runs' own files, then folders of runs (disjoint: no file twice).
+    files = sorted(folder.glob("launch_cost*.json")) + sorted(folder.glob("launch_cost*/*.json"))
+    rows = []
     for p in files:
-        if p in seen:
-            continue
-        seen.add(p)
         try:
             d = json.loads(p.read_text())
         except (OSError, json.JSONDecodeError):

@@ -16,7 +16,7 @@ process (B) in turn:
          A's round trip falls back is how long the GPU lets a context that
          ran dry keep it (the simulator's timeslice dry hold)
 
-A's loops, each --iters long, timed per iteration:
+A's loops, each half a window long, timed per iteration:
 
   async  --batch tiny kernels launched back to back, one synchronize at the
          end: host cost per launch
@@ -39,7 +39,7 @@ import shlex
 import statistics
 import sys
 import time
-from typing import Any
+from typing import Any, Optional
 
 MODES = ("none", "idle", "cpu", "gpu")
 
@@ -49,11 +49,15 @@ def _pin(cpu: int) -> None:
         os.sched_setaffinity(0, {cpu})
 
 
-def _is_gap(mode: str) -> bool:
+def _gap_s(mode: str) -> Optional[float]:
+    """gapN -> N us in seconds; None for any other mode name."""
+    if not mode.startswith("gap"):
+        return None
     try:
-        return mode.startswith("gap") and float(mode[3:]) >= 0
+        us = float(mode[3:])
     except ValueError:
-        return False
+        return None
+    return us * 1e-6 if us >= 0 else None
 
 
 def partner_main(conn, mode: str, device: str, cpu: int) -> None:
@@ -62,11 +66,10 @@ def partner_main(conn, mode: str, device: str, cpu: int) -> None:
 
     _pin(cpu)
     dev = "cpu" if mode == "cpu" else device
-    x = torch.zeros(16, device=dev)
-    if mode != "cpu":
-        torch.zeros(1, device=device)  # a context of its own
+    x = torch.zeros(16, device=dev)  # on the GPU: a context of its own
+    if dev != "cpu":
         torch.cuda.synchronize()
-    gap = float(mode[3:]) * 1e-6 if mode.startswith("gap") else 0.0
+    gap = _gap_s(mode) or 0.0
     conn.send("ready")
     n, t0 = 0, time.monotonic()
     while not conn.poll():
@@ -124,7 +127,7 @@ def main() -> int:
     if a.window <= 0 or a.rounds < 1 or a.batch < 1:
         p.error("--window must be > 0, --rounds and --batch >= 1")
     wanted = a.modes.split(",")
-    bad = [m for m in wanted if m not in MODES and not _is_gap(m)]
+    bad = [m for m in wanted if m not in MODES and _gap_s(m) is None]
     if bad:
         p.error(f"--modes: unknown {', '.join(bad)}")
     modes = ["none"] + [m for m in wanted if m != "none"]

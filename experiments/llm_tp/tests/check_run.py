@@ -51,7 +51,7 @@ def problems_in_result(doc, args):
         ranks = [set(c) for job in ("hp", "lp") for c in sets.get(job, [])]
         need(len(ranks) == 2 * args.tp and all(ranks),
              f"config.cpu_sets has {len(ranks)} non-empty rank sets, not {2 * args.tp}")
-        need(sum(len(r) for r in ranks) == len(set().union(*ranks)) if ranks else False,
+        need(sum(map(len, ranks)) == len(set().union(*ranks)),
              "config.cpu_sets: two ranks share a CPU")
     if args.threads is not None:
         need(threads == args.threads, f"config.intra_op_threads is {threads}, not {args.threads}")

@@ -166,8 +166,9 @@ int do_validate(ValidateOpts& o) {
     setup.lp_occupancy = o.lp_occ;
     setup.duration = static_cast<sim::Ns>(o.duration_s * 1e9);
     setup.launch_stretch = o.launch_stretch;
+    const bool what_if = o.launch_stretch != 1.0;
     nlohmann::json out{{"model", std::string(sim::to_string(setup.device.kind))}};
-    if (o.launch_stretch != 1.0)
+    if (what_if)
         out["launch_stretch"] = o.launch_stretch;
     std::optional<std::size_t> cal;
     if (!o.calibrate_on.empty()) {
@@ -209,7 +210,7 @@ int do_validate(ValidateOpts& o) {
             worst = std::max(worst, g.error_pct);
         out["groups"].push_back(sim::to_json(g));
         if (!o.json)
-            std::cout << sim::format_group(g, o.launch_stretch != 1.0);
+            std::cout << sim::format_group(g, what_if);
     }
     // The overall line: the P99 of the groups not fitted; with only the
     // calibration case, its numbers that were not fitted.
@@ -219,7 +220,6 @@ int do_validate(ValidateOpts& o) {
         overall = worst_other;
         basis = "only the calibration case: its LP throughput / HP P50, not fitted";
     }
-    const bool what_if = o.launch_stretch != 1.0;
     if (what_if) {
         // Launches slowed by a factor chosen by the user: an experiment on
         // the model, never a validation.

@@ -22,25 +22,27 @@ Ns Request::busy() const {
     return sum;
 }
 
-Timeline stretch_launches(const Timeline& t, double factor) {
+namespace {
+// @t with one field of every kernel multiplied by @factor.
+Timeline scale_kernels(const Timeline& t, Ns Kernel::*field, double factor) {
     Timeline out = t;
     for (auto& r : out.requests) {
         for (auto& k : r.kernels)
-            k.start = static_cast<Ns>(std::llround(static_cast<double>(k.start) * factor));
+            k.*field = static_cast<Ns>(std::llround(static_cast<double>(k.*field) * factor));
     }
     return out;
+}
+}  // namespace
+
+Timeline stretch_launches(const Timeline& t, double factor) {
+    return scale_kernels(t, &Kernel::start, factor);
 }
 
 Timeline scale_durations(const Timeline& t, double factor) {
     // Start offsets stay: they are submission times in the simulator's
     // model, and a kernel queued behind a stretched predecessor starts when
     // it ends anyway.
-    Timeline out = t;
-    for (auto& r : out.requests) {
-        for (auto& k : r.kernels)
-            k.dur = static_cast<Ns>(std::llround(static_cast<double>(k.dur) * factor));
-    }
-    return out;
+    return scale_kernels(t, &Kernel::dur, factor);
 }
 
 Timeline fit_to_wall(const Timeline& t) {

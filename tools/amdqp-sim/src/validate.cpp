@@ -254,22 +254,24 @@ Scenario case_scenario(const Case& c, const CaseSetup& s, const Timeline& hp_tl,
         sc.workloads = {lp};
         return sc;
     }
-    if (s.launch_stretch != 1.0) {
-        hp.ranks = {stretch_launches(hp_tl, s.launch_stretch)};
-        lp.ranks = {stretch_launches(lp_tl, s.launch_stretch)};
-    }
     sc.workloads = {hp};
     for (std::size_t i = 0; i < c.others.size(); ++i) {
         WorkloadSpec o;
         o.name = "open" + std::to_string(i);
         o.priority = c.others[i].priority;
-        o.ranks = {stretch_launches(prepared(c.others[i].timeline), s.launch_stretch)};
+        o.ranks = {prepared(c.others[i].timeline)};
         o.rate_per_s = c.others[i].rate_per_s;
         o.first_arrival = 10 * kMs;
         o.occupancy = s.hp_occupancy;
         sc.workloads.push_back(o);
     }
     sc.workloads.push_back(lp);
+    if (s.launch_stretch != 1.0) {
+        for (auto& w : sc.workloads) {
+            for (auto& r : w.ranks)
+                r = stretch_launches(r, s.launch_stretch);
+        }
+    }
     return sc;
 }
 
