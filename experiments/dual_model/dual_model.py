@@ -20,6 +20,8 @@ import sys
 from typing import Any, Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# host_probe.py, shared with experiments/llm_tp
+sys.path.insert(1, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 
 import protocol  # noqa: E402  (after the path fix-up above)
 from presets import MODEL_SCALES, PRESETS, PRIORITY_LEVELS, Preset, scaled  # noqa: E402
@@ -153,6 +155,16 @@ def build_parser() -> argparse.ArgumentParser:
         "hp_alone, ...), each window --duration long, and pool each phase's rounds: "
         "host disturbances then fall on the isolated and the contended phases "
         "alike (default 1)",
+    )
+    p.add_argument(
+        "--host-probe-period",
+        type=_non_negative,
+        default=0.5,
+        metavar="S",
+        help="every task times a fixed burst of tiny operators (host time only) "
+        "every S seconds while idle (open-loop tasks) or between iterations; the "
+        "contended/alone ratio of the medians is the host slowdown amdqp-sim applies "
+        "to that task's launches; 0: off (default 0.5)",
     )
     p.add_argument(
         "--phases",
@@ -298,6 +310,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         cpu_threads=args.cpu_threads,
         quiet=args.quiet,
         progress_interval_s=args.progress_interval,
+        host_probe_period_s=args.host_probe_period,
         launch_prefix=(lambda t: amdqp_launch.prefix(amdqpctl, t.priority))
         if amdqpctl
         else (lambda t: []),
@@ -393,6 +406,7 @@ def _result_skeleton(
             "phases": phases,
             "bert_impl_requested": args.bert_impl,
             "cpu_threads": args.cpu_threads,
+            "host_probe_period_s": args.host_probe_period,
             "amdqp": args.amdqp,
             "amdqp_status": amdqp_status,
             "profile_dir": args.profile_dir,

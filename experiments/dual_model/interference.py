@@ -34,6 +34,7 @@ from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(1, os.path.join(os.path.dirname(HERE), "common"))
 
 from presets import TaskSpec, scaled  # noqa: E402
 from stats import latency_summary  # noqa: E402

@@ -83,6 +83,7 @@ class Settings:
     cpu_threads: int
     quiet: bool
     progress_interval_s: float
+    host_probe_period_s: float
     launch_prefix: Callable[[TaskSpec], list[str]]
     # Called with each task's READY report; raises TaskFailed to abort the
     # phase before anything is measured.
@@ -99,6 +100,7 @@ def _spec(settings: Settings, task: TaskSpec, mode: str, **extra: Any) -> str:
         "warmup_s": settings.warmup_s,
         "duration_s": settings.duration_s,
         "cpu_threads": settings.cpu_threads,
+        "host_probe_period_s": settings.host_probe_period_s,
         # Workers report more often than the driver prints, so each printed
         # line has fresh numbers from every task.
         "progress_s": max(0.5, settings.progress_interval_s / 4),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+import host_probe
+
 
 def percentile(values: Sequence[float], q: float) -> float:
     """Linear interpolation between closest ranks (numpy's default method)."""
@@ -81,7 +83,14 @@ def _pool_task(runs: list[dict[str, Any]]) -> dict[str, Any]:
             iterations_ms=its,
             iter_ms=latency_summary(its),
         )
+    _pool_probe(out, runs)
     return out
+
+
+def _pool_probe(out: dict[str, Any], runs: list[dict[str, Any]]) -> None:
+    if all("host_probe_us" in r for r in runs):
+        samples = [v for r in runs for v in r["host_probe_us"]]
+        out.update(host_probe_us=samples, host_probe=host_probe.summarize(samples))
 
 
 def _round_digest(task: dict[str, Any]) -> dict[str, Any]:
@@ -124,6 +133,12 @@ def summarize(preset, phases: dict[str, Any]) -> dict[str, Any]:
         "lp_it_per_s_contended": lp_cont,
         "lp_loss_pct": loss_pct(lp_alone, lp_cont),
     }
+    # The host's slowdown in the contended phase, per role (host_probe.py).
+    for role, t in (("hp", hp), ("lp", lp)):
+        a = _task(phases, alone_of[t.name], t.name) or {}
+        c = _task(phases, "contended", t.name) or {}
+        if "host_probe" in a and "host_probe" in c:
+            out[f"host_probe_ratio_{role}"] = host_probe.ratio(a["host_probe"], c["host_probe"])
     if len(preset.tasks) > 2:
         per_task: dict[str, Any] = {}
         for t in preset.tasks:

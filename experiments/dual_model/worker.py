@@ -15,6 +15,7 @@ import warnings
 from typing import Any, Callable
 
 import protocol
+from host_probe import HostProbe, summarize as probe_summary
 from presets import TaskSpec
 from stats import latency_summary, percentile
 
@@ -112,7 +113,15 @@ def _task_header(task: TaskSpec, impl: str) -> dict[str, Any]:
     return out
 
 
-def _open_loop(spec, task: TaskSpec, run: Callable[[], None], impl: str) -> None:
+def _probe_fields(probe: HostProbe, since: float) -> dict[str, Any]:
+    if probe.period_s <= 0:
+        return {}
+    samples = probe.take(since)
+    return {"host_probe_us": samples, "host_probe": probe_summary(samples)}
+
+
+def _open_loop(spec, task: TaskSpec, run: Callable[[], None], impl: str,
+               probe: HostProbe) -> None:
     """Requests at fixed scheduled arrivals t0 + k/rate. A late request is run
     at once, never skipped, and its latency counts from the scheduled arrival,
     so queueing behind earlier requests (or the GPU) is measured."""
@@ -142,9 +151,11 @@ def _open_loop(spec, task: TaskSpec, run: Callable[[], None], impl: str) -> None
                     "late_starts": late,
                     "latencies_ms": [round(v, 4) for v in lat_ms],
                     "services_ms": [round(v, 4) for v in service_ms],
+                    **_probe_fields(probe, t_meas),
                 }
             )
             protocol.send("RESULT", result)
+        probe.maybe(arrival - time.monotonic())
         _sleep_until(arrival)
         start = time.monotonic()
         run()
@@ -161,7 +172,8 @@ def _open_loop(spec, task: TaskSpec, run: Callable[[], None], impl: str) -> None
                 )
 
 
-def _back_to_back(spec, task: TaskSpec, run: Callable[[], None], impl: str, items: int) -> None:
+def _back_to_back(spec, task: TaskSpec, run: Callable[[], None], impl: str, items: int,
+                  probe: HostProbe) -> None:
     """Iterations back to back; it/s over the iterations that started inside the
     measured window, timed from the first one's start to the last one's end."""
     t0 = _wait_go()
@@ -176,6 +188,7 @@ def _back_to_back(spec, task: TaskSpec, run: Callable[[], None], impl: str, item
         start = time.monotonic()
         run()
         done = time.monotonic()
+        probe.maybe(1.0)  # between iterations: after the sync, never inside one
         # An iteration longer than the whole window still gives a rate.
         counted = t_meas <= start < t_end or (start >= t_end and not iter_ms)
         if counted:
@@ -203,6 +216,7 @@ def _back_to_back(spec, task: TaskSpec, run: Callable[[], None], impl: str, item
                     "measured_s": round(last - first, 4),
                     "iter_ms": latency_summary(iter_ms),
                     "iterations_ms": [round(v, 4) for v in iter_ms],
+                    **_probe_fields(probe, t_meas),
                 }
             )
             protocol.send("RESULT", result)
@@ -313,7 +327,9 @@ def main(spec_json: str) -> None:
         protocol.send("READY", info)
         if spec["mode"] == "profile":
             _profile(spec, task, run, device, workload, info)
-        elif task.open_loop:
-            _open_loop(spec, task, run, workload.impl)
         else:
-            _back_to_back(spec, task, run, workload.impl, workload.items_per_iter)
+            probe = HostProbe(device, spec.get("host_probe_period_s", 0.0), time.monotonic)
+            if task.open_loop:
+                _open_loop(spec, task, run, workload.impl, probe)
+            else:
+                _back_to_back(spec, task, run, workload.impl, workload.items_per_iter, probe)

@@ -35,6 +35,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(1, os.path.join(os.path.dirname(HERE), "common"))
 
 EXIT_USAGE = 2
 PHASES = ("hp_alone", "lp_alone", "contended")
@@ -138,6 +139,11 @@ or a missing prerequisite.""")
                    help="give every rank of both jobs physical CPU cores of its own "
                         "(sched_setaffinity; hyperthreads stay with their core), so the "
                         "two jobs' launch threads do not contend for CPU")
+    r.add_argument("--host-probe-period", type=float, default=0.5, metavar="S",
+                   help="rank 0 of each job times a fixed burst of tiny operators (host "
+                        "time only) every S seconds while idle; the contended/alone ratio "
+                        "of the medians is the host slowdown amdqp-sim applies to that "
+                        "job's launches; 0: off (default: %(default)s)")
     r.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     r.add_argument("--keep-run-dir", action="store_true",
                    help="keep the ranks' logs and control files (kept anyway on failure)")
@@ -175,6 +181,7 @@ def validate(args):
               (args.lp_new_tokens >= 1, "--lp-new-tokens must be >= 1"),
               (args.lp_seq_len >= 2, "--lp-seq-len must be >= 2"),
               (args.profile_requests >= 1, "--profile-requests must be >= 1"),
+              (args.host_probe_period >= 0, "--host-probe-period must be >= 0"),
               (args.intra_op_threads is None or args.intra_op_threads >= 1,
                "--intra-op-threads must be >= 1")]
     for ok, msg in checks:
@@ -250,6 +257,7 @@ def build_config(args, run_dir):
                    1 if args.device == "cuda" else max(1, ncpu // (2 * args.tp))),
                dist_timeout_s=int(max(3600, 4 * (args.duration + args.warmup))),
                profile_period_s=0.05,
+               host_probe_period_s=args.host_probe_period,
                file_stem=f"llm_tp_{label.replace(':', '_')}_tp{args.tp}",
                run_dir=run_dir)
     return cfg

@@ -38,15 +38,27 @@ def make_prompt(rng_seed, length, vocab):
     return torch.randint(0, vocab, (length,), generator=g, dtype=torch.int64)
 
 
-def serve_one(runner, prompt_dev, new_tokens, max_len):
-    """Runs one request; returns (first token time, last token time)."""
+def serve_one(runner, prompt_dev, new_tokens, max_len, split=None):
+    """Runs one request; returns (first token time, last token time).
+
+    @split, a list, gets the mean per decode step of the host's time to
+    issue the step and of its wait for the token (ms): where a slower step
+    comes from, the host or the GPU.
+    """
     state = runner.new_session(1, max_len)
     tok = runner.prefill(state, prompt_dev[None, :])
     tok.item()  # the token reaches the host: a streaming server sends it now
     t_first = time.time()
+    issue = wait = 0.0
     for _ in range(new_tokens):
+        t0 = time.perf_counter()
         tok = runner.decode(state, tok)
+        t1 = time.perf_counter()
         tok.item()
+        wait += time.perf_counter() - t1
+        issue += t1 - t0
+    if split is not None:
+        split.append((issue * 1e3 / new_tokens, wait * 1e3 / new_tokens))
     return t_first, time.time()
 
 
@@ -71,7 +83,8 @@ def run_phase(ctx, cmd, progress):
     # A server that fell this far behind would never catch up: give up on
     # what is left instead of running for ever.
     give_up = go + warm + dur + max(10.0, dur)
-    ttfts, tpots, walls, arrivals = [], [], [], []
+    ttfts, tpots, walls, arrivals, split = [], [], [], [], []
+    probe = ctx.probe
     warm_n = dropped = 0
     last_progress = 0.0
     for i, offset in enumerate(sched):
@@ -80,6 +93,8 @@ def run_phase(ctx, cmd, progress):
         if now > give_up:
             dropped = sum(1 for o in sched[i:] if o >= warm)
             break
+        if probe.maybe(t_arr - now):
+            now = time.time()
         if t_arr > now:
             time.sleep(t_arr - now)
         header[0] = OP_REQUEST
@@ -88,10 +103,12 @@ def run_phase(ctx, cmd, progress):
                                  runner.vocab_size)
         t_start = time.time()
         ctx.broadcast_tensor(header)
-        t_first, t_last = serve_one(runner, header[2:].to(ctx.device), ntok, max_len)
+        steps = []
+        t_first, t_last = serve_one(runner, header[2:].to(ctx.device), ntok, max_len, steps)
         if offset < warm:
             warm_n += 1
         else:
+            split += steps
             ttfts.append((t_first - t_arr) * 1e3)
             tpots.append((t_last - t_first) * 1e3 / ntok)
             walls.append((t_last - t_start) * 1e6)
@@ -105,7 +122,8 @@ def run_phase(ctx, cmd, progress):
     return {"requests": len(ttfts), "warmup_requests": warm_n, "dropped": dropped,
             "scheduled": sum(1 for o in sched if o >= warm),
             "ttfts_ms": ttfts, "tpots_ms": tpots, "service_us": walls,
-            "arrivals_s": arrivals, "end": time.time()}
+            "arrivals_s": arrivals, "decode_split_ms": split,
+            "host_probe_us": probe.take(go + warm), "end": time.time()}
 
 
 def profile_step(ctx, i):

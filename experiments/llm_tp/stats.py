@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Percentiles, the phases' task records, the summary and the markdown table."""
 
+import host_probe
+
 
 def percentile(values, q):
     """Linear interpolation between closest ranks (numpy's default)."""
@@ -28,7 +30,26 @@ def hp_task(cfg, res):
             "new_tokens": cfg["new_tokens"], "scheduled": res["scheduled"],
             "dropped": res["dropped"], "warmup_requests": res["warmup_requests"],
             "ttft_ms": dist_summary(res["ttfts_ms"]), "tpot_ms": dist_summary(res["tpots_ms"]),
-            "ttfts_ms": res["ttfts_ms"], "tpots_ms": res["tpots_ms"]}
+            "ttfts_ms": res["ttfts_ms"], "tpots_ms": res["tpots_ms"],
+            **decode_split(res.get("decode_split_ms", [])), **probe_fields(res)}
+
+
+def decode_split(split):
+    """Per request: the decode step's mean host issue time and token wait."""
+    if not split:
+        return {}
+    issue = [round(a, 4) for a, _ in split]
+    wait = [round(b, 4) for _, b in split]
+    return {"decode_issue_ms": issue, "decode_wait_ms": wait,
+            "decode_issue_mean_ms": sum(issue) / len(issue),
+            "decode_wait_mean_ms": sum(wait) / len(wait)}
+
+
+def probe_fields(res):
+    if "host_probe_us" not in res:
+        return {}
+    return {"host_probe_us": res["host_probe_us"],
+            "host_probe": host_probe.summarize(res["host_probe_us"])}
 
 
 def lp_task(cfg, res):
@@ -39,7 +60,8 @@ def lp_task(cfg, res):
             "step_ms": dist_summary([u / 1e3 for u in res["step_us"]]),
             "tokens_per_s_by_second": per_second(res.get("step_end_s", []),
                                                  res["tokens"] / max(1, res["steps"]),
-                                                 cfg["duration"])}
+                                                 cfg["duration"]),
+            **probe_fields(res)}
 
 
 def per_second(ends, tokens_per_step, duration):
@@ -75,6 +97,14 @@ def summary(phases):
     s["tpot_ratio"] = _ratio(s["tpot_p99_contended_ms"], s["tpot_p99_alone_ms"])
     a, c = s["lp_tokens_per_s_alone"], s["lp_tokens_per_s_contended"]
     s["lp_loss_pct"] = (100.0 * (1.0 - c / a)) if a and c is not None else None
+    # The host's slowdown in the contended phase, per job (host_probe.py).
+    for job, alone in (("hp", "hp_alone"), ("lp", "lp_alone")):
+        pa, pc = get(alone, job, "host_probe"), get("contended", job, "host_probe")
+        s[f"host_probe_ratio_{job}"] = host_probe.ratio(pa, pc) if pa and pc else None
+    s["decode_issue_ratio"] = _ratio(get("contended", "hp", "decode_issue_mean_ms"),
+                                     get("hp_alone", "hp", "decode_issue_mean_ms"))
+    s["decode_wait_ratio"] = _ratio(get("contended", "hp", "decode_wait_mean_ms"),
+                                    get("hp_alone", "hp", "decode_wait_mean_ms"))
     return s
 
 
@@ -107,4 +137,9 @@ def markdown(result):
     lines += ["", f"TTFT p99 ratio contended/alone: {_f(s['ttft_ratio'])}x; "
               f"TPOT p99 ratio: {_f(s['tpot_ratio'])}x; "
               f"LP throughput loss: {_f(s['lp_loss_pct'], 1)} %", ""]
+    if s.get("host_probe_ratio_hp") is not None or s.get("decode_issue_ratio") is not None:
+        lines += [f"Host probe contended/alone: HP {_f(s.get('host_probe_ratio_hp'))}x, "
+                  f"LP {_f(s.get('host_probe_ratio_lp'))}x; HP decode step contended/alone: "
+                  f"host issue {_f(s.get('decode_issue_ratio'))}x, token wait "
+                  f"{_f(s.get('decode_wait_ratio'))}x", ""]
     return "\n".join(lines)

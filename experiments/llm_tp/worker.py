@@ -28,6 +28,7 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(1, os.path.join(os.path.dirname(HERE), "common"))
 
 
 def write_json(path, obj):
@@ -52,6 +53,7 @@ class Context:
         self.runner = None
         self.lp_work = None
         self.device = None
+        self.probe = None
 
     def path(self, name):
         return os.path.join(self.run_dir, name)
@@ -98,6 +100,9 @@ def setup(ctx):
         tp.group = None  # the default group: the job's own world
     torch.manual_seed(cfg["seed"])
     ctx.runner = build_runner(cfg, tp, ctx.device, dtype)
+    from host_probe import HostProbe
+    # Rank 0 measures; the other ranks follow its collectives anyway.
+    ctx.probe = HostProbe(ctx.device, cfg["host_probe_period_s"] if ctx.rank == 0 else 0)
     if ctx.job == "lp":
         from batch import LPWorkload
         ctx.lp_work = LPWorkload(ctx)

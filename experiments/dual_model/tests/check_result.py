@@ -121,6 +121,25 @@ class Checker:
                     self.latency_task(where, t)
                 else:
                     self.throughput_task(where, t)
+                self.host_probe(where, t, r["config"].get("host_probe_period_s"))
+
+    def host_probe(self, where: str, t: dict[str, Any], period: float | None) -> None:
+        """The in-situ host probe: present when on, consistent; a back-to-back
+        task always has slack between iterations, so it has samples."""
+        if not period:
+            self.expect("host_probe" not in t, f"{where}: host_probe while off")
+            return
+        if not self.expect("host_probe" in t, f"{where}: no host_probe (period {period})"):
+            return
+        p, us = t["host_probe"], t.get("host_probe_us", [])
+        self.expect(p["n"] == len(us), f"{where}: host_probe.n {p['n']} != {len(us)} samples")
+        if "iterations" in t:
+            self.expect(bool(us), f"{where}: no host probe sample in a back-to-back task")
+        if us:
+            self.expect(
+                0 < min(us) <= p["median_us"] <= max(us),
+                f"{where}: host_probe median {p['median_us']} outside its samples",
+            )
 
     def summary(self, r: dict[str, Any]) -> None:
         s = r["summary"]

@@ -23,6 +23,24 @@ import tempfile
 SKIP = 77
 
 
+def probe_problems(where, task, cfg, back_to_back):
+    """The in-situ host probe: present when on, consistent, and never
+    missing from a back-to-back job (there is always slack between steps)."""
+    if not cfg.get("host_probe_period_s"):
+        return [] if "host_probe" not in task else [f"{where}: host_probe while off"]
+    if "host_probe" not in task:
+        return [f"{where}: host_probe missing (host_probe_period_s > 0)"]
+    p, us = task["host_probe"], task.get("host_probe_us", [])
+    errs = []
+    if p["n"] != len(us):
+        errs.append(f"{where}: host_probe.n {p['n']} but {len(us)} samples")
+    if back_to_back and not us:
+        errs.append(f"{where}: no host probe sample in a back-to-back job")
+    if us and not (min(us) <= p["median_us"] <= max(us) and min(us) > 0):
+        errs.append(f"{where}: host_probe median {p['median_us']} outside its samples")
+    return errs
+
+
 def problems_in_result(doc, args):
     errs = []
 
@@ -85,6 +103,13 @@ def problems_in_result(doc, args):
             need(lp["tokens_per_s"] > 0, f"{name}: LP tokens_per_s is {lp['tokens_per_s']}")
             need(lp["steps"] > 0, f"{name}: LP steps is {lp['steps']}")
             need(lp["batch"] == doc["config"]["lp_batch"], f"{name}: LP batch wrong")
+        for job, t in tasks.items():
+            errs += probe_problems(f"{name}.{job}", t, doc["config"], job == "lp")
+        if hp and hp["requests"]:
+            split = [len(hp.get(k, [])) for k in ("decode_issue_ms", "decode_wait_ms")]
+            need(split == [hp["requests"]] * 2,
+                 f"{name}: decode_issue_ms/decode_wait_ms have {split} values, not "
+                 f"{hp['requests']}")
     s = doc["summary"]
     for key in ("ttft_p99_alone_ms", "ttft_p99_contended_ms", "ttft_ratio",
                 "tpot_p99_alone_ms", "tpot_p99_contended_ms", "tpot_ratio",
@@ -93,6 +118,13 @@ def problems_in_result(doc, args):
     if not errs:
         ratio = s["ttft_p99_contended_ms"] / s["ttft_p99_alone_ms"]
         need(abs(ratio - s["ttft_ratio"]) < 1e-6, "summary.ttft_ratio inconsistent")
+        if doc["config"].get("host_probe_period_s"):
+            lp_a = doc["phases"]["lp_alone"]["tasks"]["lp"]["host_probe"]["median_us"]
+            lp_c = doc["phases"]["contended"]["tasks"]["lp"]["host_probe"]["median_us"]
+            need(s.get("host_probe_ratio_lp") is not None
+                 and abs(s["host_probe_ratio_lp"] - lp_c / lp_a) < 1e-9,
+                 f"summary.host_probe_ratio_lp {s.get('host_probe_ratio_lp')} is not "
+                 f"{lp_c} / {lp_a}")
     return errs
 
 

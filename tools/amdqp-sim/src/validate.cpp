@@ -66,6 +66,20 @@ const nlohmann::json* phase_task(const nlohmann::json& j, const std::string& pha
     return tasks.contains(task) ? &tasks.at(task) : nullptr;
 }
 
+// A task's host probe ratio: its median in @contended over @alone.
+std::optional<double> probe_ratio(const nlohmann::json& j, const std::string& alone,
+                                  const std::string& task) {
+    const auto* a = phase_task(j, alone, task);
+    const auto* c = phase_task(j, "contended", task);
+    if (!a || !c || !a->contains("host_probe") || !c->contains("host_probe"))
+        return std::nullopt;
+    const auto ma = num(a->at("host_probe"), "median_us");
+    const auto mc = num(c->at("host_probe"), "median_us");
+    if (!ma || !mc || *ma <= 0 || *mc <= 0)
+        return std::nullopt;
+    return *mc / *ma;
+}
+
 std::vector<std::pair<std::string, Timeline>> load_dir(const std::string& dir) {
     std::vector<std::pair<std::string, Timeline>> all;
     for (const auto& e : std::filesystem::directory_iterator(dir)) {
@@ -93,6 +107,15 @@ void load_dual_model(Case& c, const nlohmann::json& j, const std::string& result
     c.lp_contended = num(sum, "lp_it_per_s_contended");
     const auto all = load_dir(timelines_dir);
     const auto& tasks = j.at("phases").at("contended").at("tasks");
+    // A task's alone phase: the one phase it ran in by itself.
+    const auto alone_phase = [&j](const std::string& task) {
+        for (const auto& [phase, ph] : j.at("phases").items()) {
+            if (phase != "contended" && ph.contains("tasks") && ph.at("tasks").size() == 1 &&
+                ph.at("tasks").contains(task))
+                return phase;
+        }
+        return std::string{};
+    };
     bool have_hp = false, have_lp = false;
     std::string hp_name;
     for (const auto& [name, t] : tasks.items()) {
@@ -103,28 +126,23 @@ void load_dual_model(Case& c, const nlohmann::json& j, const std::string& result
             if (t.contains("latency_ms") && t.at("latency_ms").contains("p50"))
                 c.hp_p50_contended = t.at("latency_ms").at("p50").get<double>();
             c.hp_contended_ms = list(t, "latencies_ms");
+            c.hp_host_ratio = probe_ratio(j, alone_phase(name), name);
             hp_name = name;
             have_hp = true;
         } else if (role == "lp") {
             c.lp = find_timeline(all, t, false, result_path);
+            c.lp_host_ratio = probe_ratio(j, alone_phase(name), name);
             have_lp = true;
         } else if (t.value("rate_per_s", 0.0) > 0) {
-            c.others.push_back(
-                {find_timeline(all, t, true, result_path), t.at("rate_per_s").get<double>(), 7});
+            c.others.push_back({find_timeline(all, t, true, result_path),
+                                t.at("rate_per_s").get<double>(), 7,
+                                probe_ratio(j, alone_phase(name), name)});
         }
     }
     if (!have_hp || !have_lp)
         throw std::runtime_error(result_path + ": the contended phase needs an hp and an lp task");
-    // The HP task's alone phase: the one phase it ran in by itself.
-    if (j.contains("phases")) {
-        for (const auto& [phase, ph] : j.at("phases").items()) {
-            if (phase == "contended" || !ph.contains("tasks"))
-                continue;
-            const auto& tasks_alone = ph.at("tasks");
-            if (tasks_alone.size() == 1 && tasks_alone.contains(hp_name))
-                c.hp_alone_ms = list(tasks_alone.at(hp_name), "latencies_ms");
-        }
-    }
+    if (const auto* a = phase_task(j, alone_phase(hp_name), hp_name))
+        c.hp_alone_ms = list(*a, "latencies_ms");
 }
 
 void load_llm_tp(Case& c, const nlohmann::json& j, const std::string& result_path,
@@ -150,6 +168,8 @@ void load_llm_tp(Case& c, const nlohmann::json& j, const std::string& result_pat
     c.hp_contended_ms = list(*hp_c, "ttfts_ms");
     c.tpot_alone_ms = list(*hp_a, "tpots_ms");
     c.tpot_contended_ms = list(*hp_c, "tpots_ms");
+    c.hp_host_ratio = probe_ratio(j, "hp_alone", "hp");
+    c.lp_host_ratio = probe_ratio(j, "lp_alone", "lp");
     if (hp_c->contains("ttft_ms") && hp_c->at("ttft_ms").contains("p50"))
         c.hp_p50_contended = num(hp_c->at("ttft_ms"), "p50");
     // The arrivals each phase's server drew (experiments/llm_tp/server.py):
@@ -266,11 +286,22 @@ Scenario case_scenario(const Case& c, const CaseSetup& s, const Timeline& hp_tl,
         sc.workloads.push_back(o);
     }
     sc.workloads.push_back(lp);
-    if (s.launch_stretch != 1.0) {
-        for (auto& w : sc.workloads) {
+    // The contended phase's host: a what-if factor for every job, else each
+    // job's own measured one.
+    const auto stretch = [](WorkloadSpec& w, double f) {
+        if (f != 1.0) {
             for (auto& r : w.ranks)
-                r = stretch_launches(r, s.launch_stretch);
+                r = stretch_launches(r, f);
         }
+    };
+    if (s.launch_stretch != 1.0) {
+        for (auto& w : sc.workloads)
+            stretch(w, s.launch_stretch);
+    } else if (s.host_probe && c.has_host_probe()) {
+        stretch(sc.workloads.front(), *c.hp_host_ratio);
+        for (std::size_t i = 0; i < c.others.size(); ++i)
+            stretch(sc.workloads[i + 1], *c.others[i].host_ratio);
+        stretch(sc.workloads.back(), *c.lp_host_ratio);
     }
     return sc;
 }
@@ -388,8 +419,16 @@ Case load_case(const std::string& result_path, const std::string& timelines_dir)
     } else if (cfg.value("rounds", 1) > 1) {
         c.group += ", phases in rounds";
     }
+    if (c.has_host_probe())
+        c.group += ", host probe";
     c.group += " on " + c.device;
     return c;
+}
+
+bool Case::has_host_probe() const {
+    return hp_host_ratio && lp_host_ratio &&
+           std::all_of(others.begin(), others.end(),
+                       [](const ExtraTask& o) { return o.host_ratio.has_value(); });
 }
 
 namespace {
@@ -430,6 +469,10 @@ Prediction predict(const Case& c, const CaseSetup& s) {
     p.name = c.name;
     p.group = c.group;
     p.metric = c.metric();
+    if (s.launch_stretch == 1.0 && s.host_probe && c.has_host_probe()) {
+        p.hp_host_ratio = c.hp_host_ratio;
+        p.lp_host_ratio = c.lp_host_ratio;
+    }
     const Timeline hp_tl = prepared(c.hp);
     const Timeline lp_tl = lp_for_device(c, s, &p.lp_scale, &p.lp_scale_fitted);
     const bool llm = c.experiment == Experiment::kLlmTp;
@@ -483,7 +526,7 @@ Prediction predict(const Case& c, const CaseSetup& s) {
 }
 
 std::vector<GroupPrediction> pool(const std::vector<Case>& cases,
-                                  const std::vector<Prediction>& preds) {
+                                  const std::vector<Prediction>& preds, bool all_runs) {
     std::vector<std::string> order;
     for (const auto& c : cases) {
         if (std::find(order.begin(), order.end(), c.group) == order.end())
@@ -506,6 +549,9 @@ std::vector<GroupPrediction> pool(const std::vector<Case>& cases,
         g.calibration = used.empty();
         if (used.empty())
             used = all;
+        g.host_probe = std::all_of(used.begin(), used.end(),
+                                   [&](std::size_t i) { return cases[i].has_host_probe(); });
+        g.validated = !g.calibration && (g.host_probe || all_runs);
         std::vector<double> measured, tpot;
         std::vector<Samples> predicted, predicted_tpot;
         std::vector<double> run_measured, run_predicted, run_tpot;
@@ -599,6 +645,9 @@ std::string format_prediction(const Prediction& p) {
       << p.host_overhead_ms << " ms";
     if (p.lp_scale_fitted)
         o << "; LP durations x" << p.lp_scale << " fitted to the measured LP throughput";
+    if (p.hp_host_ratio)
+        o << "; host probe contended/alone: HP x" << std::setprecision(3) << *p.hp_host_ratio
+          << ", LP x" << *p.lp_host_ratio << std::setprecision(2);
     o << ")\n";
     if (p.calibration)
         o << "  calibration case: " << p.metric << " fitted, error " << p.error_pct
@@ -621,7 +670,9 @@ std::string format_prediction(const Prediction& p) {
 }
 
 std::string format_group(const GroupPrediction& g, bool what_if) {
-    const char* error = what_if ? "what-if error" : "validation error";
+    const char* error = what_if       ? "what-if error"
+                        : g.validated ? "validation error"
+                                      : "GPU-only error";
     std::ostringstream o;
     o << std::fixed << std::setprecision(2);
     o << g.group << " (" << g.runs.size() << (g.runs.size() == 1 ? " run" : " runs");
@@ -638,7 +689,9 @@ std::string format_group(const GroupPrediction& g, bool what_if) {
         o << "  calibration case (not a validation): " << std::setprecision(1) << g.error_pct
           << " %\n";
     else
-        o << "  " << error << ": " << std::setprecision(1) << g.error_pct << " %\n";
+        o << "  " << error << ": " << std::setprecision(1) << g.error_pct << " %"
+          << (g.validated || what_if ? "" : " (no host probe: host speed unknown; not counted)")
+          << "\n";
     o << std::setprecision(2);
     if (g.tpot_error_pct)
         o << "  TPOT P99 measured " << *g.measured_tpot << " ms, predicted " << *g.predicted_tpot
@@ -658,7 +711,11 @@ nlohmann::json to_json(const Prediction& p) {
                      {"host_from_requests", p.host_from_requests},
                      {"host_offset_ms", p.host_overhead_ms},
                      {"lp_scale", p.lp_scale},
-                     {"lp_scale_fitted", p.lp_scale_fitted}};
+                     {"lp_scale_fitted", p.lp_scale_fitted},
+                     {"host_ratio_hp",
+                      p.hp_host_ratio ? nlohmann::json(*p.hp_host_ratio) : nlohmann::json(nullptr)},
+                     {"host_ratio_lp", p.lp_host_ratio ? nlohmann::json(*p.lp_host_ratio)
+                                                       : nlohmann::json(nullptr)}};
     if (p.p50_error_pct) {
         j["hp_p50_measured_ms"] = *p.measured_p50;
         j["hp_p50_predicted_ms"] = *p.predicted_p50;
@@ -682,6 +739,8 @@ nlohmann::json to_json(const GroupPrediction& g) {
                      {"metric", g.metric},
                      {"runs", g.runs},
                      {"calibration", g.calibration},
+                     {"host_probe", g.host_probe},
+                     {"validated", g.validated},
                      {"measured_requests", g.measured_requests},
                      {"p99_measured_ms", g.measured_p99},
                      {"p99_predicted_ms", g.predicted_p99},

@@ -26,6 +26,7 @@ struct ExtraTask {
     Timeline timeline;
     double rate_per_s = 0;
     int priority = 7;
+    std::optional<double> host_ratio;  // see Case::hp_host_ratio
 };
 
 struct Case {
@@ -49,6 +50,12 @@ struct Case {
     std::vector<double> tpot_alone_ms, tpot_contended_ms;  // llm_tp
     std::optional<double> tpot_p99_alone, tpot_p99_contended;
     std::optional<double> lp_alone, lp_contended;  // it/s (tokens/s for llm_tp)
+    // The in-situ host probe (experiments/common/host_probe.py): a job's
+    // median probe time contended / alone, how much slower its host path
+    // ran in the contended phase. Measured next to, not fitted to, the
+    // latencies; absent in runs of the earlier protocols.
+    std::optional<double> hp_host_ratio, lp_host_ratio;
+    bool has_host_probe() const;
     std::string metric() const { return experiment == Experiment::kLlmTp ? "TTFT P99" : "HP P99"; }
 };
 
@@ -62,6 +69,10 @@ struct CaseSetup {
     // What-if: every job's launches this much slower in the contended
     // phase (host contention, which the device models leave out); 1: none.
     double launch_stretch = 1.0;
+    // Each job's launches slowed by its measured host ratio in the
+    // contended phase (runs that carry the host probe); overridden by a
+    // launch_stretch other than 1.
+    bool host_probe = true;
 };
 
 // A predicted distribution: every value stands for @weight requests.
@@ -85,7 +96,8 @@ struct Prediction {
     // or, where a result has no per-request latencies, one constant: the
     // measured alone P99 minus the simulated one.
     bool host_from_requests = false;
-    double host_overhead_ms = 0;    // the constant, or the residuals' median
+    double host_overhead_ms = 0;                         // the constant, or the residuals' median
+    std::optional<double> hp_host_ratio, lp_host_ratio;  // as applied
     double lp_scale = 1.0;          // LP durations stretched to the measured device's speed
     bool lp_scale_fitted = false;   // then LP throughput is no validation
     bool calibration = false;       // this case's HP P99 was fitted
@@ -103,6 +115,10 @@ struct GroupPrediction {
     std::string group, metric;
     std::vector<std::string> runs;
     bool calibration = false;  // only the calibration run: not a validation
+    bool host_probe = false;   // every run carries the host probe
+    // Counts towards the validation error: not the calibration, and (unless
+    // all runs count) its runs' host speed measured by the probe.
+    bool validated = false;
     double measured_p99 = 0, predicted_p99 = 0, error_pct = 0;
     double measured_min = 0, measured_max = 0;    // the runs' own measured P99s
     double predicted_min = 0, predicted_max = 0;  // and predicted ones
@@ -110,8 +126,9 @@ struct GroupPrediction {
     std::optional<double> measured_tpot, predicted_tpot, tpot_error_pct;
     std::optional<double> max_lp_error_pct, max_p50_error_pct;
 };
+// @all_runs: groups without the host probe count as validations too.
 std::vector<GroupPrediction> pool(const std::vector<Case>& cases,
-                                  const std::vector<Prediction>& preds);
+                                  const std::vector<Prediction>& preds, bool all_runs = false);
 
 // Which parameter a calibration fits: timeslice slice length (us) or the
 // HWS co-run rate.

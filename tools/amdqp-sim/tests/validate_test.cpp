@@ -115,7 +115,7 @@ TEST(Validate, RunsOfOneTestArePooledAndTheCalibrationRunLeftOut) {
     preds[1].samples = {{5, 30}, 1.0};
     preds[2].calibration = true;
     preds[2].measured_p99 = preds[2].predicted_p99 = 5;
-    const auto g = pool(cases, preds);
+    const auto g = pool(cases, preds, true);  // no host probe here: count them anyway
     ASSERT_EQ(g.size(), 2u);
     EXPECT_EQ(g[0].runs, (std::vector<std::string>{"run0", "run1"}));
     EXPECT_FALSE(g[0].calibration);
@@ -227,6 +227,56 @@ TEST(Validate, GroupsLlmRunsByThreadsAndPinning) {
     std::ofstream(file) << r.dump();
     const auto c = load_case(file, (dir / "tl").string());
     EXPECT_EQ(c.group, "llm_tp tiny-tp1-generate, 1 intra-op thread(s), pinned cores on GPU");
+    std::filesystem::remove_all(dir);
+}
+
+TEST(Validate, HostProbeRatiosStretchEachJobAndOnlyProbedRunsValidate) {
+    const auto dir = std::filesystem::temp_directory_path() / "amdqp-sim-llm-probe-test";
+    std::filesystem::remove_all(dir);
+    const auto file = write_llm_case(dir);
+    const auto plain = load_case(file, (dir / "tl").string());
+    EXPECT_FALSE(plain.has_host_probe());
+    nlohmann::json r;
+    std::ifstream(file) >> r;
+    auto& ph = r["phases"];
+    ph["hp_alone"]["tasks"]["hp"]["host_probe"] = {{"median_us", 10.0}};
+    ph["contended"]["tasks"]["hp"]["host_probe"] = {{"median_us", 30.0}};
+    ph["lp_alone"]["tasks"]["lp"]["host_probe"] = {{"median_us", 8.0}};
+    ph["contended"]["tasks"]["lp"] = {{"host_probe", {{"median_us", 8.0}}}};
+    std::ofstream(file) << r.dump();
+    const auto c = load_case(file, (dir / "tl").string());
+    ASSERT_TRUE(c.has_host_probe());
+    EXPECT_DOUBLE_EQ(*c.hp_host_ratio, 3.0);
+    EXPECT_DOUBLE_EQ(*c.lp_host_ratio, 1.0);
+    EXPECT_EQ(c.group, "llm_tp tiny-tp1-generate, default intra-op threads, host probe on GPU");
+
+    CaseSetup s;
+    s.device.kind = DeviceKind::kTimeslice;
+    const auto probed = predict(c, s);
+    CaseSetup off = s;
+    off.host_probe = false;
+    const auto gpu_only = predict(c, off);
+    CaseSetup uniform = s;
+    uniform.launch_stretch = 3.0;
+    const auto what_if = predict(c, uniform);
+    ASSERT_TRUE(probed.predicted_tpot && gpu_only.predicted_tpot && what_if.predicted_tpot);
+    // The HP's launches 3x slower: its 300 us decode steps grow by ~600 us.
+    EXPECT_GT(*probed.predicted_tpot, *gpu_only.predicted_tpot + 0.3);
+    EXPECT_NEAR(*probed.predicted_tpot, *what_if.predicted_tpot, 0.05);
+    EXPECT_DOUBLE_EQ(*probed.hp_host_ratio, 3.0);
+    EXPECT_FALSE(gpu_only.hp_host_ratio);
+    EXPECT_EQ(gpu_only.predicted_tpot, predict(plain, s).predicted_tpot);
+
+    // Only the probed run's group counts, unless every run is to.
+    const std::vector<Case> cases{c, plain};
+    const std::vector<Prediction> preds{probed, predict(plain, s)};
+    const auto g = pool(cases, preds);
+    ASSERT_EQ(g.size(), 2u);
+    EXPECT_TRUE(g[0].host_probe && g[0].validated);
+    EXPECT_FALSE(g[1].host_probe || g[1].validated);
+    EXPECT_NE(format_group(g[1]).find("GPU-only error: "), std::string::npos);
+    EXPECT_EQ(format_group(g[1]).find("validation error"), std::string::npos);
+    EXPECT_TRUE(pool(cases, preds, true)[1].validated);
     std::filesystem::remove_all(dir);
 }
 
