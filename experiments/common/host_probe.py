@@ -65,10 +65,13 @@ class HostProbe:
         return True
 
     def take(self, since):
-        """The samples taken at or after @since (the clock's time); forgets all."""
-        out = [us for t, us in self._samples if t >= since]
+        """The samples taken at or after @since (the clock's time), as the
+        result fields host_probe_us and host_probe_t_s (seconds after
+        @since: host speed drifts within a phase); forgets all."""
+        kept = [(t, us) for t, us in self._samples if t >= since]
         self._samples = []
-        return out
+        return {"host_probe_us": [us for _, us in kept],
+                "host_probe_t_s": [round(t - since, 3) for t, _ in kept]}
 
 
 def summarize(samples_us):

@@ -89,8 +89,11 @@ def _pool_task(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _pool_probe(out: dict[str, Any], runs: list[dict[str, Any]]) -> None:
     if all("host_probe_us" in r for r in runs):
+        # Times stay relative to each round's own window.
         samples = [v for r in runs for v in r["host_probe_us"]]
-        out.update(host_probe_us=samples, host_probe=host_probe.summarize(samples))
+        times = [t for r in runs for t in r.get("host_probe_t_s", [])]
+        out.update(host_probe_us=samples, host_probe_t_s=times,
+                   host_probe=host_probe.summarize(samples))
 
 
 def _round_digest(task: dict[str, Any]) -> dict[str, Any]:

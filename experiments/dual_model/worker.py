@@ -116,8 +116,9 @@ def _task_header(task: TaskSpec, impl: str) -> dict[str, Any]:
 def _probe_fields(probe: HostProbe, since: float) -> dict[str, Any]:
     if probe.period_s <= 0:
         return {}
-    samples = probe.take(since)
-    return {"host_probe_us": samples, "host_probe": probe_summary(samples)}
+    out = probe.take(since)
+    out["host_probe"] = probe_summary(out["host_probe_us"])
+    return out
 
 
 def _open_loop(spec, task: TaskSpec, run: Callable[[], None], impl: str,

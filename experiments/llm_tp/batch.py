@@ -93,7 +93,7 @@ def run_phase(ctx, cmd, progress, stop_requested):
         return None
     return {"tokens": tokens, "steps": steps, "window_s": dur,
             "tokens_per_s": tokens / dur if dur > 0 else 0.0, "step_us": step_us,
-            "step_end_s": ends, "host_probe_us": ctx.probe.take(w0), "end": time.time()}
+            "step_end_s": ends, **ctx.probe.take(w0), "end": time.time()}
 
 
 def profile_step(ctx, i):

@@ -123,7 +123,7 @@ def run_phase(ctx, cmd, progress):
             "scheduled": sum(1 for o in sched if o >= warm),
             "ttfts_ms": ttfts, "tpots_ms": tpots, "service_us": walls,
             "arrivals_s": arrivals, "decode_split_ms": split,
-            "host_probe_us": probe.take(go + warm), "end": time.time()}
+            **probe.take(go + warm), "end": time.time()}
 
 
 def profile_step(ctx, i):

@@ -48,7 +48,7 @@ def decode_split(split):
 def probe_fields(res):
     if "host_probe_us" not in res:
         return {}
-    return {"host_probe_us": res["host_probe_us"],
+    return {"host_probe_us": res["host_probe_us"], "host_probe_t_s": res["host_probe_t_s"],
             "host_probe": host_probe.summarize(res["host_probe_us"])}
 
 

@@ -133,6 +133,8 @@ class Checker:
             return
         p, us = t["host_probe"], t.get("host_probe_us", [])
         self.expect(p["n"] == len(us), f"{where}: host_probe.n {p['n']} != {len(us)} samples")
+        ts = t.get("host_probe_t_s", [])
+        self.expect(len(ts) == len(us), f"{where}: {len(ts)} host_probe_t_s, {len(us)} samples")
         if "iterations" in t:
             self.expect(bool(us), f"{where}: no host probe sample in a back-to-back task")
         if us:

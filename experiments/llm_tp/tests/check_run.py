@@ -34,6 +34,9 @@ def probe_problems(where, task, cfg, back_to_back):
     errs = []
     if p["n"] != len(us):
         errs.append(f"{where}: host_probe.n {p['n']} but {len(us)} samples")
+    ts = task.get("host_probe_t_s", [])
+    if len(ts) != len(us) or ts != sorted(ts) or (ts and ts[0] < 0):
+        errs.append(f"{where}: host_probe_t_s is not one time >= 0 per sample, in order")
     if back_to_back and not us:
         errs.append(f"{where}: no host probe sample in a back-to-back job")
     if us and not (min(us) <= p["median_us"] <= max(us) and min(us) > 0):
