@@ -192,6 +192,19 @@ void load_llm_tp(Case& c, const nlohmann::json& j, const std::string& result_pat
         if (name == "hp_alone" && profiled)
             ++seq;
     }
+    if (c.hp_host_ratio && hp_c->contains("host_probe_t_s")) {
+        const auto t = list(*hp_c, "host_probe_t_s");
+        const auto us = list(*hp_c, "host_probe_us");
+        const auto alone = num(hp_a->at("host_probe"), "median_us");
+        if (!t.empty() && t.size() == us.size() && alone) {
+            // Arrival offsets count from the phase's start, probe times
+            // from the end of its warm-up.
+            std::vector<double> at;
+            for (double a : c.hp_arrivals_contended)
+                at.push_back(a - c.warmup_s);
+            c.hp_host_factors = host_factors(t, us, at, *alone);
+        }
+    }
     const auto all = load_dir(timelines_dir);
     bool have_hp = false, have_lp = false;
     for (const auto& [path, t] : all) {
@@ -212,6 +225,16 @@ void load_llm_tp(Case& c, const nlohmann::json& j, const std::string& result_pat
         throw std::runtime_error(timelines_dir + ": the HP requests do not end in " +
                                  std::to_string(c.new_tokens) +
                                  " repeated decode steps; cannot find the first token");
+}
+
+// @t's one request once per factor, each with its launches stretched by it:
+// request n of the simulation is request n of the timeline.
+Timeline per_request(const Timeline& t, const std::vector<double>& factors) {
+    Timeline out = t;
+    out.requests.clear();
+    for (double f : factors)
+        out.requests.push_back(stretch_launches(t, f).requests.front());
+    return out;
 }
 
 Ns ns_of_s(double s) {
@@ -298,7 +321,10 @@ Scenario case_scenario(const Case& c, const CaseSetup& s, const Timeline& hp_tl,
         for (auto& w : sc.workloads)
             stretch(w, s.launch_stretch);
     } else if (s.host_probe && c.has_host_probe()) {
-        stretch(sc.workloads.front(), *c.hp_host_ratio);
+        if (c.hp_host_factors.empty())
+            stretch(sc.workloads.front(), *c.hp_host_ratio);
+        else
+            sc.workloads.front().ranks = {per_request(hp_tl, c.hp_host_factors)};
         for (std::size_t i = 0; i < c.others.size(); ++i)
             stretch(sc.workloads[i + 1], *c.others[i].host_ratio);
         stretch(sc.workloads.back(), *c.lp_host_ratio);
@@ -380,6 +406,27 @@ double linear_percentile(std::vector<double> v, double q) {
     const auto lo = static_cast<std::size_t>(pos);
     const std::size_t hi = std::min(lo + 1, v.size() - 1);
     return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+std::vector<double> host_factors(const std::vector<double>& t_s, const std::vector<double>& us,
+                                 const std::vector<double>& at_s, double alone_median,
+                                 std::size_t k) {
+    std::vector<double> out;
+    if (t_s.empty() || alone_median <= 0)
+        return out;
+    k = std::min(k, t_s.size());
+    std::vector<std::pair<double, double>> by_distance(t_s.size());
+    for (double at : at_s) {
+        for (std::size_t i = 0; i < t_s.size(); ++i)
+            by_distance[i] = {std::abs(t_s[i] - at), us[i]};
+        std::partial_sort(by_distance.begin(), by_distance.begin() + static_cast<std::ptrdiff_t>(k),
+                          by_distance.end());
+        std::vector<double> near;
+        for (std::size_t i = 0; i < k; ++i)
+            near.push_back(by_distance[i].second);
+        out.push_back(median(near) / alone_median);
+    }
+    return out;
 }
 
 Case load_case(const std::string& result_path, const std::string& timelines_dir) {
@@ -472,6 +519,12 @@ Prediction predict(const Case& c, const CaseSetup& s) {
     if (s.launch_stretch == 1.0 && s.host_probe && c.has_host_probe()) {
         p.hp_host_ratio = c.hp_host_ratio;
         p.lp_host_ratio = c.lp_host_ratio;
+        if (!c.hp_host_factors.empty()) {
+            const auto [lo, hi] =
+                std::minmax_element(c.hp_host_factors.begin(), c.hp_host_factors.end());
+            p.hp_host_min = *lo;
+            p.hp_host_max = *hi;
+        }
     }
     const Timeline hp_tl = prepared(c.hp);
     const Timeline lp_tl = lp_for_device(c, s, &p.lp_scale, &p.lp_scale_fitted);
@@ -648,6 +701,8 @@ std::string format_prediction(const Prediction& p) {
     if (p.hp_host_ratio)
         o << "; host probe contended/alone: HP x" << std::setprecision(3) << *p.hp_host_ratio
           << ", LP x" << *p.lp_host_ratio << std::setprecision(2);
+    if (p.hp_host_min)
+        o << "; HP per request by time x" << *p.hp_host_min << " .. x" << *p.hp_host_max;
     o << ")\n";
     if (p.calibration)
         o << "  calibration case: " << p.metric << " fitted, error " << p.error_pct
@@ -714,8 +769,11 @@ nlohmann::json to_json(const Prediction& p) {
                      {"lp_scale_fitted", p.lp_scale_fitted},
                      {"host_ratio_hp",
                       p.hp_host_ratio ? nlohmann::json(*p.hp_host_ratio) : nlohmann::json(nullptr)},
-                     {"host_ratio_lp", p.lp_host_ratio ? nlohmann::json(*p.lp_host_ratio)
-                                                       : nlohmann::json(nullptr)}};
+                     {"host_ratio_lp",
+                      p.lp_host_ratio ? nlohmann::json(*p.lp_host_ratio) : nlohmann::json(nullptr)},
+                     {"host_timed", p.hp_host_min.has_value()}};
+    if (p.hp_host_min)
+        j["host_ratio_hp_per_request"] = {*p.hp_host_min, *p.hp_host_max};
     if (p.p50_error_pct) {
         j["hp_p50_measured_ms"] = *p.measured_p50;
         j["hp_p50_predicted_ms"] = *p.predicted_p50;

@@ -55,9 +55,21 @@ struct Case {
     // ran in the contended phase. Measured next to, not fitted to, the
     // latencies; absent in runs of the earlier protocols.
     std::optional<double> hp_host_ratio, lp_host_ratio;
+    // llm_tp, probe samples with their times: the HP's host factor for each
+    // contended arrival (the median of the kHostNeighbours samples nearest
+    // it in time, over the alone median): the host's speed drifts within a
+    // phase, and slow stretches are when requests queue.
+    std::vector<double> hp_host_factors;
     bool has_host_probe() const;
     std::string metric() const { return experiment == Experiment::kLlmTp ? "TTFT P99" : "HP P99"; }
 };
+
+inline constexpr std::size_t kHostNeighbours = 5;
+// The factor of each time in @at_s: the median of the @k samples (times
+// @t_s, values @us) nearest it, over @alone_median.
+std::vector<double> host_factors(const std::vector<double>& t_s, const std::vector<double>& us,
+                                 const std::vector<double>& at_s, double alone_median,
+                                 std::size_t k = kHostNeighbours);
 
 // Throws std::runtime_error when the files do not make a case.
 Case load_case(const std::string& result_path, const std::string& timelines_dir);
@@ -97,7 +109,8 @@ struct Prediction {
     // measured alone P99 minus the simulated one.
     bool host_from_requests = false;
     double host_overhead_ms = 0;                         // the constant, or the residuals' median
-    std::optional<double> hp_host_ratio, lp_host_ratio;  // as applied
+    std::optional<double> hp_host_ratio, lp_host_ratio;  // as applied (medians)
+    std::optional<double> hp_host_min, hp_host_max;      // per request, when timed
     double lp_scale = 1.0;          // LP durations stretched to the measured device's speed
     bool lp_scale_fitted = false;   // then LP throughput is no validation
     bool calibration = false;       // this case's HP P99 was fitted

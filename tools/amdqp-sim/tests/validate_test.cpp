@@ -280,5 +280,57 @@ TEST(Validate, HostProbeRatiosStretchEachJobAndOnlyProbedRunsValidate) {
     std::filesystem::remove_all(dir);
 }
 
+TEST(Validate, HostFactorsAreTheMedianOfTheNearestProbeSamples) {
+    const std::vector<double> t{0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+    const std::vector<double> us{10, 10, 10, 10, 10, 20, 20, 20, 20, 20};
+    // At 4.6 s the five nearest are 5, 4, 6, 3, 7 s: 20, 10, 20, 10, 20.
+    EXPECT_EQ(host_factors(t, us, {0.0, 9.0, 4.6, -3.0}, 10.0),
+              (std::vector<double>{1.0, 2.0, 2.0, 1.0}));
+    EXPECT_EQ(host_factors(t, us, {4.6}, 10.0, 1), (std::vector<double>{2.0}));
+    EXPECT_TRUE(host_factors({}, {}, {1.0}, 10.0).empty());
+}
+
+TEST(Validate, TimedProbeSamplesGiveEachRequestItsOwnHostFactor) {
+    const auto dir = std::filesystem::temp_directory_path() / "amdqp-sim-llm-timed-test";
+    std::filesystem::remove_all(dir);
+    const auto file = write_llm_case(dir);
+    nlohmann::json r;
+    std::ifstream(file) >> r;
+    auto& ph = r["phases"];
+    ph["hp_alone"]["tasks"]["hp"]["host_probe"] = {{"median_us", 10.0}};
+    ph["lp_alone"]["tasks"]["lp"]["host_probe"] = {{"median_us", 8.0}};
+    ph["contended"]["tasks"]["lp"] = {{"host_probe", {{"median_us", 8.0}}}};
+    // Host 3x slower for the first 15 s of the window, normal after: the
+    // median is 3.0 (six of eleven samples), the late requests' factor 1.
+    auto& hp = ph["contended"]["tasks"]["hp"];
+    hp["host_probe"] = {{"median_us", 30.0}};
+    hp["host_probe_t_s"] = {0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 29};
+    hp["host_probe_us"] = {30, 30, 30, 30, 30, 30, 10, 10, 10, 10, 10};
+    std::ofstream(file) << r.dump();
+    const auto c = load_case(file, (dir / "tl").string());
+    ASSERT_EQ(c.hp_host_factors.size(), c.hp_arrivals_contended.size());
+    for (std::size_t i = 0; i < c.hp_arrivals_contended.size(); ++i) {
+        const double at = c.hp_arrivals_contended[i] - c.warmup_s;
+        if (at < 10) {
+            EXPECT_DOUBLE_EQ(c.hp_host_factors[i], 3.0) << at;
+        } else if (at > 22) {
+            EXPECT_DOUBLE_EQ(c.hp_host_factors[i], 1.0) << at;
+        }
+    }
+    CaseSetup s;
+    s.device.kind = DeviceKind::kTimeslice;
+    const auto timed = predict(c, s);
+    ASSERT_TRUE(timed.hp_host_min && timed.hp_host_max);
+    EXPECT_DOUBLE_EQ(*timed.hp_host_min, 1.0);
+    EXPECT_DOUBLE_EQ(*timed.hp_host_max, 3.0);
+    auto flat = c;
+    flat.hp_host_factors.clear();  // the median, 3.0, for every request
+    const auto p_flat = predict(flat, s);
+    ASSERT_TRUE(timed.predicted_tpot && p_flat.predicted_tpot);
+    EXPECT_LT(weighted_percentile({timed.tpot_samples}, 50),
+              weighted_percentile({p_flat.tpot_samples}, 50));
+    std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace amdqp::sim
