@@ -22,12 +22,13 @@ Writes bench/REPORT.md and its plots (bench/report/*.png):
    NVIDIA GPUs; their kernel timelines in experiments/results/timelines/).
 3. tools/amdqp-sim, built in Release into build/report: 'validate' on
    every dual_model and llm_tp result that has timelines (runs of one
-   test on one GPU model pooled; the report prints "validation error:
-   N %"; the time slice is fitted on the H200 run of the vendored
-   fixtures, tools/amdqp-sim/data), then, only if that error is within
-   the limit, 'sweep' (the MI308X predictions). Their JSON lands in
-   bench/out/sim/; the report carries no prediction when validation
-   fails.
+   test and protocol on one GPU model pooled; the report prints
+   "validation error: N %" over the runs that carry the in-situ host
+   probe, and the all-runs error for the record; the time slice is
+   fitted on the H200 run of the vendored fixtures,
+   tools/amdqp-sim/data), then, only if that error is within the limit,
+   'sweep' (the MI308X predictions). Their JSON lands in bench/out/sim/;
+   the report carries no prediction when validation fails.
 
   --no-deps   do not install missing packages (scripts/deps.sh)
   --bench     rerun the VM/host benchmarks first
