@@ -398,6 +398,24 @@ double weighted_percentile(const std::vector<Samples>& s, double q) {
     return all.back().first;
 }
 
+// What-if of compose(): a host residual and the GPU's contention excess
+// (each contended value over @alone, the simulated alone latency) overlap
+// instead of adding up, as when a host stall delays a request whose kernels
+// would have waited for the GPU anyway: alone + max(excess, residual);
+// a negative residual (a faster host) still shifts the whole value.
+Samples compose_overlapped(const std::vector<double>& contended,
+                           const std::vector<double>& residuals, double alone, double count) {
+    Samples out;
+    out.values.reserve(contended.size() * residuals.size());
+    for (double c : contended) {
+        for (double r : residuals)
+            out.values.push_back(r < 0 ? c + r : alone + std::max(c - alone, r));
+    }
+    if (!out.values.empty())
+        out.weight = count / static_cast<double>(out.values.size());
+    return out;
+}
+
 double linear_percentile(std::vector<double> v, double q) {
     if (v.empty())
         return 0;
@@ -541,7 +559,8 @@ Prediction predict(const Case& c, const CaseSetup& s) {
         const auto r = residuals(c.hp_alone_ms, sim_a, llm);
         p.host_from_requests = true;
         p.host_overhead_ms = median(r);
-        p.samples = compose(sim_c, r, count);
+        p.samples = s.host_overlap && !llm ? compose_overlapped(sim_c, r, median(sim_a), count)
+                                           : compose(sim_c, r, count);
     } else {
         // The timeline is the GPU side of a request; what the measured
         // latency adds (Python, the first launch, the final synchronize, the
@@ -745,8 +764,7 @@ std::string format_group(const GroupPrediction& g, bool what_if) {
           << " %\n";
     else
         o << "  " << error << ": " << std::setprecision(1) << g.error_pct << " %"
-          << (g.validated || what_if ? "" : " (no host probe: host speed unknown; not counted)")
-          << "\n";
+          << (g.validated ? "" : " (no host probe: host speed unknown; not counted)") << "\n";
     o << std::setprecision(2);
     if (g.tpot_error_pct)
         o << "  TPOT P99 measured " << *g.measured_tpot << " ms, predicted " << *g.predicted_tpot

@@ -85,6 +85,9 @@ struct CaseSetup {
     // contended phase (runs that carry the host probe); overridden by a
     // launch_stretch other than 1.
     bool host_probe = true;
+    // What-if (dual_model): host residuals overlap the GPU's contention
+    // excess instead of adding to it (compose_overlapped in validate.cpp).
+    bool host_overlap = false;
 };
 
 // A predicted distribution: every value stands for @weight requests.
@@ -94,6 +97,11 @@ struct Samples {
 };
 // Value below which a share q (0..100) of the weight lies (nearest rank).
 double weighted_percentile(const std::vector<Samples>& s, double q);
+// Every contended value with every host residual, for a what-if where the
+// two overlap: @alone + max(value - @alone, residual), a negative residual
+// added as is; each value stands for @count / values requests.
+Samples compose_overlapped(const std::vector<double>& contended,
+                           const std::vector<double>& residuals, double alone, double count);
 // The drivers' percentile: linear between closest ranks (numpy's default).
 double linear_percentile(std::vector<double> v, double q);
 

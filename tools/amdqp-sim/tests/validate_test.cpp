@@ -280,6 +280,14 @@ TEST(Validate, HostProbeRatiosStretchEachJobAndOnlyProbedRunsValidate) {
     std::filesystem::remove_all(dir);
 }
 
+TEST(Validate, OverlappedHostResidualsAreAbsorbedByTheGpuExcess) {
+    // Alone 5 ms; contended 6 (1 ms GPU excess) and 9 (4 ms); residuals
+    // -1, 0.5 and 3 ms.
+    const auto s = compose_overlapped({6, 9}, {-1, 0.5, 3}, 5, 12);
+    EXPECT_EQ(s.values, (std::vector<double>{5, 6, 8, 8, 9, 9}));
+    EXPECT_DOUBLE_EQ(s.weight, 2.0);
+}
+
 TEST(Validate, HostFactorsAreTheMedianOfTheNearestProbeSamples) {
     const std::vector<double> t{0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
     const std::vector<double> us{10, 10, 10, 10, 10, 20, 20, 20, 20, 20};
