@@ -184,6 +184,35 @@ std::string write_llm_case(const std::filesystem::path& dir) {
     return file;
 }
 
+// write_llm_case() in a fresh folder, its JSON open for edits; load()
+// writes the edits back and loads the case.
+struct LlmCaseFile {
+    std::filesystem::path dir;
+    std::string file;
+    nlohmann::json doc;
+    explicit LlmCaseFile(const char* name) : dir(std::filesystem::temp_directory_path() / name) {
+        std::filesystem::remove_all(dir);
+        file = write_llm_case(dir);
+        std::ifstream(file) >> doc;
+    }
+    ~LlmCaseFile() { std::filesystem::remove_all(dir); }
+    LlmCaseFile(const LlmCaseFile&) = delete;
+    LlmCaseFile& operator=(const LlmCaseFile&) = delete;
+    Case load() const {
+        std::ofstream(file) << doc.dump();
+        return load_case(file, (dir / "tl").string());
+    }
+    // Probe medians (us): the HP job alone and contended, the LP job's
+    // the same in both phases (a ratio of 1).
+    void set_probe(double hp_alone, double hp_contended, double lp) {
+        auto& ph = doc["phases"];
+        ph["hp_alone"]["tasks"]["hp"]["host_probe"] = {{"median_us", hp_alone}};
+        ph["contended"]["tasks"]["hp"]["host_probe"] = {{"median_us", hp_contended}};
+        ph["lp_alone"]["tasks"]["lp"]["host_probe"] = {{"median_us", lp}};
+        ph["contended"]["tasks"]["lp"] = {{"host_probe", {{"median_us", lp}}}};
+    }
+};
+
 TEST(Validate, LoadsAnLlmRunWithTheDriversArrivalsAndItsFirstToken) {
     const auto dir = std::filesystem::temp_directory_path() / "amdqp-sim-llm-test";
     std::filesystem::remove_all(dir);
@@ -217,34 +246,19 @@ TEST(Validate, LoadsAnLlmRunWithTheDriversArrivalsAndItsFirstToken) {
 }
 
 TEST(Validate, GroupsLlmRunsByThreadsAndPinning) {
-    const auto dir = std::filesystem::temp_directory_path() / "amdqp-sim-llm-group-test";
-    std::filesystem::remove_all(dir);
-    const auto file = write_llm_case(dir);
-    nlohmann::json r;
-    std::ifstream(file) >> r;
-    r["config"]["intra_op_threads"] = 1;
-    r["config"]["cpu_sets"] = {{"hp", {{0}}}, {"lp", {{1}}}};
-    std::ofstream(file) << r.dump();
-    const auto c = load_case(file, (dir / "tl").string());
-    EXPECT_EQ(c.group, "llm_tp tiny-tp1-generate, 1 intra-op thread(s), pinned cores on GPU");
-    std::filesystem::remove_all(dir);
+    LlmCaseFile f("amdqp-sim-llm-group-test");
+    f.doc["config"]["intra_op_threads"] = 1;
+    f.doc["config"]["cpu_sets"] = {{"hp", {{0}}}, {"lp", {{1}}}};
+    EXPECT_EQ(f.load().group,
+              "llm_tp tiny-tp1-generate, 1 intra-op thread(s), pinned cores on GPU");
 }
 
 TEST(Validate, HostProbeRatiosStretchEachJobAndOnlyProbedRunsValidate) {
-    const auto dir = std::filesystem::temp_directory_path() / "amdqp-sim-llm-probe-test";
-    std::filesystem::remove_all(dir);
-    const auto file = write_llm_case(dir);
-    const auto plain = load_case(file, (dir / "tl").string());
+    LlmCaseFile f("amdqp-sim-llm-probe-test");
+    const auto plain = f.load();
     EXPECT_FALSE(plain.has_host_probe());
-    nlohmann::json r;
-    std::ifstream(file) >> r;
-    auto& ph = r["phases"];
-    ph["hp_alone"]["tasks"]["hp"]["host_probe"] = {{"median_us", 10.0}};
-    ph["contended"]["tasks"]["hp"]["host_probe"] = {{"median_us", 30.0}};
-    ph["lp_alone"]["tasks"]["lp"]["host_probe"] = {{"median_us", 8.0}};
-    ph["contended"]["tasks"]["lp"] = {{"host_probe", {{"median_us", 8.0}}}};
-    std::ofstream(file) << r.dump();
-    const auto c = load_case(file, (dir / "tl").string());
+    f.set_probe(10.0, 30.0, 8.0);
+    const auto c = f.load();
     ASSERT_TRUE(c.has_host_probe());
     EXPECT_DOUBLE_EQ(*c.hp_host_ratio, 3.0);
     EXPECT_DOUBLE_EQ(*c.lp_host_ratio, 1.0);
@@ -277,7 +291,6 @@ TEST(Validate, HostProbeRatiosStretchEachJobAndOnlyProbedRunsValidate) {
     EXPECT_NE(format_group(g[1]).find("GPU-only error: "), std::string::npos);
     EXPECT_EQ(format_group(g[1]).find("validation error"), std::string::npos);
     EXPECT_TRUE(pool(cases, preds, true)[1].validated);
-    std::filesystem::remove_all(dir);
 }
 
 TEST(Validate, OverlappedHostResidualsAreAbsorbedByTheGpuExcess) {
@@ -299,23 +312,14 @@ TEST(Validate, HostFactorsAreTheMedianOfTheNearestProbeSamples) {
 }
 
 TEST(Validate, TimedProbeSamplesGiveEachRequestItsOwnHostFactor) {
-    const auto dir = std::filesystem::temp_directory_path() / "amdqp-sim-llm-timed-test";
-    std::filesystem::remove_all(dir);
-    const auto file = write_llm_case(dir);
-    nlohmann::json r;
-    std::ifstream(file) >> r;
-    auto& ph = r["phases"];
-    ph["hp_alone"]["tasks"]["hp"]["host_probe"] = {{"median_us", 10.0}};
-    ph["lp_alone"]["tasks"]["lp"]["host_probe"] = {{"median_us", 8.0}};
-    ph["contended"]["tasks"]["lp"] = {{"host_probe", {{"median_us", 8.0}}}};
+    LlmCaseFile f("amdqp-sim-llm-timed-test");
     // Host 3x slower for the first 15 s of the window, normal after: the
     // median is 3.0 (six of eleven samples), the late requests' factor 1.
-    auto& hp = ph["contended"]["tasks"]["hp"];
-    hp["host_probe"] = {{"median_us", 30.0}};
+    f.set_probe(10.0, 30.0, 8.0);
+    auto& hp = f.doc["phases"]["contended"]["tasks"]["hp"];
     hp["host_probe_t_s"] = {0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 29};
     hp["host_probe_us"] = {30, 30, 30, 30, 30, 30, 10, 10, 10, 10, 10};
-    std::ofstream(file) << r.dump();
-    const auto c = load_case(file, (dir / "tl").string());
+    const auto c = f.load();
     ASSERT_EQ(c.hp_host_factors.size(), c.hp_arrivals_contended.size());
     for (std::size_t i = 0; i < c.hp_arrivals_contended.size(); ++i) {
         const double at = c.hp_arrivals_contended[i] - c.warmup_s;
@@ -337,7 +341,6 @@ TEST(Validate, TimedProbeSamplesGiveEachRequestItsOwnHostFactor) {
     ASSERT_TRUE(timed.predicted_tpot && p_flat.predicted_tpot);
     EXPECT_LT(weighted_percentile({timed.tpot_samples}, 50),
               weighted_percentile({p_flat.tpot_samples}, 50));
-    std::filesystem::remove_all(dir);
 }
 
 }  // namespace
