@@ -66,12 +66,16 @@ class HostProbe:
 
     def take(self, since):
         """The samples taken at or after @since (the clock's time), as the
-        result fields host_probe_us and host_probe_t_s (seconds after
-        @since: host speed drifts within a phase); forgets all."""
+        result fields host_probe_us, host_probe_t_s (seconds after @since:
+        host speed drifts within a phase) and host_probe (their summary);
+        none when the probe is off. Forgets all."""
         kept = [(t, us) for t, us in self._samples if t >= since]
         self._samples = []
-        return {"host_probe_us": [us for _, us in kept],
-                "host_probe_t_s": [round(t - since, 3) for t, _ in kept]}
+        if self.period_s <= 0:
+            return {}
+        us = [v for _, v in kept]
+        return {"host_probe_us": us, "host_probe_t_s": [round(t - since, 3) for t, _ in kept],
+                "host_probe": summarize(us)}
 
 
 def summarize(samples_us):

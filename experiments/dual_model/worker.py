@@ -15,7 +15,7 @@ import warnings
 from typing import Any, Callable
 
 import protocol
-from host_probe import HostProbe, summarize as probe_summary
+from host_probe import HostProbe
 from presets import TaskSpec
 from stats import latency_summary, percentile
 
@@ -113,14 +113,6 @@ def _task_header(task: TaskSpec, impl: str) -> dict[str, Any]:
     return out
 
 
-def _probe_fields(probe: HostProbe, since: float) -> dict[str, Any]:
-    if probe.period_s <= 0:
-        return {}
-    out = probe.take(since)
-    out["host_probe"] = probe_summary(out["host_probe_us"])
-    return out
-
-
 def _open_loop(spec, task: TaskSpec, run: Callable[[], None], impl: str,
                probe: HostProbe) -> None:
     """Requests at fixed scheduled arrivals t0 + k/rate. A late request is run
@@ -152,7 +144,7 @@ def _open_loop(spec, task: TaskSpec, run: Callable[[], None], impl: str,
                     "late_starts": late,
                     "latencies_ms": [round(v, 4) for v in lat_ms],
                     "services_ms": [round(v, 4) for v in service_ms],
-                    **_probe_fields(probe, t_meas),
+                    **probe.take(t_meas),
                 }
             )
             protocol.send("RESULT", result)
@@ -217,7 +209,7 @@ def _back_to_back(spec, task: TaskSpec, run: Callable[[], None], impl: str, item
                     "measured_s": round(last - first, 4),
                     "iter_ms": latency_summary(iter_ms),
                     "iterations_ms": [round(v, 4) for v in iter_ms],
-                    **_probe_fields(probe, t_meas),
+                    **probe.take(t_meas),
                 }
             )
             protocol.send("RESULT", result)

@@ -46,10 +46,8 @@ def decode_split(split):
 
 
 def probe_fields(res):
-    if "host_probe_us" not in res:
-        return {}
-    return {"host_probe_us": res["host_probe_us"], "host_probe_t_s": res["host_probe_t_s"],
-            "host_probe": host_probe.summarize(res["host_probe_us"])}
+    """The rank's HostProbe.take() fields, as it returned them (none when off)."""
+    return {k: res[k] for k in ("host_probe_us", "host_probe_t_s", "host_probe") if k in res}
 
 
 def lp_task(cfg, res):
