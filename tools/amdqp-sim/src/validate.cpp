@@ -259,6 +259,12 @@ Timeline prepared(const Timeline& t) {
 // everything together (the contended phase's arrivals).
 enum class Phase { kHpAlone, kLpAlone, kContended };
 
+// The measured host term applies: the run carries the probe, and neither
+// a what-if stretch nor --no-host-probe replaces it.
+bool host_probe_applies(const Case& c, const CaseSetup& s) {
+    return s.launch_stretch == 1.0 && s.host_probe && c.has_host_probe();
+}
+
 Scenario case_scenario(const Case& c, const CaseSetup& s, const Timeline& hp_tl,
                        const Timeline& lp_tl, Phase phase) {
     Scenario sc;
@@ -320,7 +326,7 @@ Scenario case_scenario(const Case& c, const CaseSetup& s, const Timeline& hp_tl,
     if (s.launch_stretch != 1.0) {
         for (auto& w : sc.workloads)
             stretch(w, s.launch_stretch);
-    } else if (s.host_probe && c.has_host_probe()) {
+    } else if (host_probe_applies(c, s)) {
         if (c.hp_host_factors.empty())
             stretch(sc.workloads.front(), *c.hp_host_ratio);
         else
@@ -342,18 +348,25 @@ double median(std::vector<double> v) {
 
 // Contended values plus host residuals: every simulated contended value
 // with every residual of the alone phase (host time independent of the GPU
-// sharing), each pair standing for @count / pairs measured requests.
+// sharing), each pair standing for @count / pairs measured requests;
+// @combine(value, residual) makes the pair's latency.
+template <typename Combine>
 Samples compose(const std::vector<double>& contended, const std::vector<double>& residuals,
-                double count) {
+                double count, Combine combine) {
     Samples out;
     out.values.reserve(contended.size() * residuals.size());
     for (double c : contended) {
         for (double r : residuals)
-            out.values.push_back(c + r);
+            out.values.push_back(combine(c, r));
     }
     if (!out.values.empty())
         out.weight = count / static_cast<double>(out.values.size());
     return out;
+}
+
+Samples compose(const std::vector<double>& contended, const std::vector<double>& residuals,
+                double count) {
+    return compose(contended, residuals, count, [](double c, double r) { return c + r; });
 }
 
 // Residuals of the measured alone values against the simulated ones:
@@ -405,15 +418,9 @@ double weighted_percentile(const std::vector<Samples>& s, double q) {
 // a negative residual (a faster host) still shifts the whole value.
 Samples compose_overlapped(const std::vector<double>& contended,
                            const std::vector<double>& residuals, double alone, double count) {
-    Samples out;
-    out.values.reserve(contended.size() * residuals.size());
-    for (double c : contended) {
-        for (double r : residuals)
-            out.values.push_back(r < 0 ? c + r : alone + std::max(c - alone, r));
-    }
-    if (!out.values.empty())
-        out.weight = count / static_cast<double>(out.values.size());
-    return out;
+    return compose(contended, residuals, count, [alone](double c, double r) {
+        return r < 0 ? c + r : alone + std::max(c - alone, r);
+    });
 }
 
 double linear_percentile(std::vector<double> v, double q) {
@@ -534,7 +541,7 @@ Prediction predict(const Case& c, const CaseSetup& s) {
     p.name = c.name;
     p.group = c.group;
     p.metric = c.metric();
-    if (s.launch_stretch == 1.0 && s.host_probe && c.has_host_probe()) {
+    if (host_probe_applies(c, s)) {
         p.hp_host_ratio = c.hp_host_ratio;
         p.lp_host_ratio = c.lp_host_ratio;
         if (!c.hp_host_factors.empty()) {
