@@ -71,7 +71,7 @@ sim="$b/tools/amdqp-sim/amdqp-sim"
 [ -x "$sim" ] || amdqp_die "$sim was not built"
 
 mkdir -p bench/out/sim
-rm -f bench/out/sim/validate.json bench/out/sim/validate-all-runs.json bench/out/sim/sweep.json
+rm -f bench/out/sim/validate.json bench/out/sim/sweep.json
 # The H200 dual-model run of the vendored fixtures fits the time slice;
 # every dual-model and llm_tp run committed with its timelines is
 # validated (runs of one test on one GPU model pooled into one case).
@@ -87,13 +87,6 @@ rc=0
 "$sim" validate "${pairs[@]}" --calibrate-on h200_dual_r18_r50bs1024 --json \
 	>bench/out/sim/validate.json || rc=$?
 [ "$rc" -le 1 ] || amdqp_die "amdqp-sim validate failed (exit $rc)"
-# For the record: every run counted, those of the protocols before the
-# host probe too (their host speed unknown, so not a validation).
-amdqp_log "amdqp-sim validate --all-runs (for the record)"
-rc_all=0
-"$sim" validate "${pairs[@]}" --calibrate-on h200_dual_r18_r50bs1024 --all-runs --json \
-	>bench/out/sim/validate-all-runs.json || rc_all=$?
-[ "$rc_all" -le 1 ] || amdqp_die "amdqp-sim validate --all-runs failed (exit $rc_all)"
 if [ "$rc" = 0 ]; then
 	amdqp_log "amdqp-sim sweep"
 	"$sim" sweep --json >bench/out/sim/sweep.json

@@ -60,7 +60,6 @@ def main() -> int:
 
     results = sections.load_results(args.results)
     sim_validate = load(args.sim_out / "validate.json")
-    sim_validate_all = load(args.sim_out / "validate-all-runs.json")
     sim_sweep = load(args.sim_out / "sweep.json")
 
     figs = {}
@@ -83,7 +82,7 @@ def main() -> int:
         sections.demo(load(args.demo)),
         sections.gpu_results(results, figs),
         sections.launch_cost(args.results),
-        sections.simulator(sim_validate, sim_sweep, figs, results, sim_validate_all),
+        sections.simulator(sim_validate, sim_sweep, figs, results),
         sections.not_measured(),
     ]
     args.out.write_text("\n".join(p.rstrip() + "\n" for p in parts))
