@@ -61,6 +61,7 @@ def _pool_task(runs: list[dict[str, Any]]) -> dict[str, Any]:
     if "latencies_ms" in out:
         lat = [v for r in runs for v in r["latencies_ms"]]
         svc = [v for r in runs for v in r.get("services_ms", [])]
+        issued = [v for r in runs for v in r.get("issues_ms", [])]
         out.update(
             requests=sum(r["requests"] for r in runs),
             late_starts=sum(r["late_starts"] for r in runs),
@@ -69,6 +70,8 @@ def _pool_task(runs: list[dict[str, Any]]) -> dict[str, Any]:
             services_ms=svc,
             service_ms=latency_summary(svc),
         )
+        if issued:
+            out.update(issues_ms=issued, issue_ms=latency_summary(issued))
     else:
         its = [v for r in runs for v in r.get("iterations_ms", [])]
         n = sum(r["iterations"] for r in runs)

@@ -113,11 +113,13 @@ def _task_header(task: TaskSpec, impl: str) -> dict[str, Any]:
     return out
 
 
-def _open_loop(spec, task: TaskSpec, run: Callable[[], None], impl: str,
-               probe: HostProbe) -> None:
+def _open_loop(spec, task: TaskSpec, issue: Callable[[], None], sync: Callable[[], None],
+               impl: str, probe: HostProbe) -> None:
     """Requests at fixed scheduled arrivals t0 + k/rate. A late request is run
     at once, never skipped, and its latency counts from the scheduled arrival,
-    so queueing behind earlier requests (or the GPU) is measured."""
+    so queueing behind earlier requests (or the GPU) is measured. Each
+    request's host time to issue its work (up to the synchronize) is kept
+    apart, so a slow request can be told a host stall or a GPU wait."""
     t0 = _wait_go()
     stop = _Stop()
     period = 1.0 / task.rate_per_s
@@ -125,6 +127,7 @@ def _open_loop(spec, task: TaskSpec, run: Callable[[], None], impl: str,
     t_end = t_meas + spec["duration_s"]
     lat_ms: list[float] = []
     service_ms: list[float] = []
+    issue_ms: list[float] = []
     late = 0
     reported = False
     next_progress = t_meas + spec["progress_s"]
@@ -144,6 +147,8 @@ def _open_loop(spec, task: TaskSpec, run: Callable[[], None], impl: str,
                     "late_starts": late,
                     "latencies_ms": [round(v, 4) for v in lat_ms],
                     "services_ms": [round(v, 4) for v in service_ms],
+                    "issue_ms": latency_summary(issue_ms),
+                    "issues_ms": [round(v, 4) for v in issue_ms],
                     **probe.take(t_meas),
                 }
             )
@@ -151,11 +156,14 @@ def _open_loop(spec, task: TaskSpec, run: Callable[[], None], impl: str,
         probe.maybe(arrival - time.monotonic())
         _sleep_until(arrival)
         start = time.monotonic()
-        run()
+        issue()
+        issued = time.monotonic()
+        sync()
         done = time.monotonic()
         if t_meas <= arrival < t_end:
             lat_ms.append((done - arrival) * 1e3)
             service_ms.append((done - start) * 1e3)
+            issue_ms.append((issued - start) * 1e3)
             late += start - arrival > LATE_START_S
             if done >= next_progress:
                 next_progress = done + spec["progress_s"]
@@ -323,6 +331,6 @@ def main(spec_json: str) -> None:
         else:
             probe = HostProbe(device, spec.get("host_probe_period_s", 0.0), time.monotonic)
             if task.open_loop:
-                _open_loop(spec, task, run, workload.impl, probe)
+                _open_loop(spec, task, workload.run, sync, workload.impl, probe)
             else:
                 _back_to_back(spec, task, run, workload.impl, workload.items_per_iter, probe)

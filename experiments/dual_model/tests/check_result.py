@@ -90,6 +90,20 @@ class Checker:
             )
         self.expect(_close(summ["max"], max(lat)), f"{where}: max is not max(latencies_ms)")
         self.expect(_close(summ["mean"], sum(lat) / len(lat)), f"{where}: mean is wrong")
+        self.issue_split(where, t)
+
+    def issue_split(self, where: str, t: dict[str, Any]) -> None:
+        """Each request's host issue time is part of its service time."""
+        issued, svc = t.get("issues_ms"), t.get("services_ms")
+        if not self.expect(issued is not None and "issue_ms" in t, f"{where}: no issues_ms"):
+            return
+        if not self.expect(len(issued) == len(svc or []), f"{where}: {len(issued)} issues_ms"):
+            return
+        self.expect(
+            all(0 < i <= s + 1e-3 for i, s in zip(issued, svc)),
+            f"{where}: an issue time <= 0 or over its service time",
+        )
+        self.expect(_close(t["issue_ms"]["max"], max(issued)), f"{where}: issue_ms.max")
 
     def throughput_task(self, where: str, t: dict[str, Any]) -> None:
         for k in ("role", "model", "batch", "iterations", "it_per_s", "img_per_s"):
