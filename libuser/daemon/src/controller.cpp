@@ -93,6 +93,10 @@ class Controller::Acts : public policy::Actions {
                                          " queue(s) off, " + std::to_string(r.skipped) +
                                          " left running" + loop);
         } catch (const Error& e) {
+            if (c_.leave_out_removed(e, gpus)) {
+                suspend_below(asked, priority);  // on the GPUs still there
+                return;
+            }
             c_.metrics_.error("suspend");
             c_.log_.warning("suspend_failed", std::string("suspend on gpu ") + gpu_list(gpus) +
                                                   " failed: " + e.what());
@@ -119,6 +123,10 @@ class Controller::Acts : public policy::Actions {
             c_.log_.debug("resume", "resume on gpu " + gpu_list(gpus) + ": " +
                                         std::to_string(r.affected) + " queue(s) back");
         } catch (const Error& e) {
+            if (c_.leave_out_removed(e, gpus)) {
+                resume_all(asked);
+                return;
+            }
             c_.metrics_.error("resume");
             c_.log_.warning("resume_failed", std::string("resume on gpu ") + gpu_list(gpus) +
                                                  " failed: " + e.what());
@@ -244,6 +252,32 @@ void Controller::lose_device(const Error& e) {
         }
     }
     restart_policy_ = true;
+}
+
+bool Controller::leave_out_removed(const Error& e, std::span<const std::uint32_t> gpus) {
+    if (e.sys_errno() != ENODEV || !dev_)
+        return false;
+    std::set<std::uint32_t> listed;
+    try {
+        for (const DeviceInfo& d : dev_->devices())
+            listed.insert(d.gpu_id);
+    } catch (const Error&) {
+        return false;  // the module itself is gone
+    }
+    bool any = false;
+    for (auto g : gpus) {
+        if (listed.contains(g))
+            continue;
+        // Acts::present() leaves it out from now on; the rescan at the
+        // start of the next step forgets its queues, outside the policy's
+        // own call.
+        removed_gpus_.insert(g);
+        any = true;
+        log_.info("device_removed", gpu_name(g) + " went away before its call: left out of it");
+    }
+    if (any)
+        next_scan_ = clock_.now_ns();
+    return any;
 }
 
 void Controller::watch_devices() {

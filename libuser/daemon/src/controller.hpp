@@ -104,6 +104,11 @@ class Controller {
     void read_device_events(std::int64_t now);
     // A GPU amdqp removed: its queues leave the policy, its metrics go.
     void forget_gpu(std::uint32_t gpu);
+    // A call naming a GPU removed since this step read its events fails
+    // whole (ENODEV) while the module is fine: marks the GPUs of @gpus that
+    // amdqp no longer lists as removed and says whether there were any (the
+    // call is then made again without them), false when the module is gone.
+    bool leave_out_removed(const Error& e, std::span<const std::uint32_t> gpus);
     void rescan(std::int64_t now);
     void refresh_queue_table();
     void sync_slots(pid_t pid, Proc& p, const activity::Snapshot& snap);

@@ -383,6 +383,46 @@ TEST_P(GpuRemovalTest, RemovedGpuIsForgottenAndTheOthersKeepTheirHolds) {
 INSTANTIATE_TEST_SUITE_P(Events, GpuRemovalTest, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "Lost" : "Read"; });
 
+// A GPU removed after the step read its events but before the policy's
+// call: the call fails whole (ENODEV) with the module fine. It is made
+// again on the GPUs still there, the daemon keeps its fd, and the next
+// step forgets the GPU.
+TEST_F(ControllerTest, GpuRemovedJustBeforeACallIsLeftOutOfIt) {
+    cfg_.rescan = std::chrono::hours(1);
+    Tagged lp1(dir_.path(), shared_, 0, 2, 0x10000);
+    Tagged hp1(dir_.path(), shared_, 1, 12, 0x20000);
+    Tagged lp2(dir_.path(), shared_, 2, 2, 0x30000, nullptr, 2);
+    Tagged hp2(dir_.path(), shared_, 3, 12, 0x40000, nullptr, 2);
+    fake_->add_gpu(2);
+    const auto lq1 = fake_->add_queue(lp1.pid(), kGpu, 0x10000, 2, getuid()).queue_id;
+    fake_->add_queue(hp1.pid(), kGpu, 0x20000, 12, getuid());
+    fake_->add_queue(lp2.pid(), 2, 0x30000, 2, getuid());
+    fake_->add_queue(hp2.pid(), 2, 0x40000, 12, getuid());
+    auto c = make();
+    c->step();
+    bool armed = true;
+    fake_->before_gpu_set = [&armed](FakeAmdqp& f) {
+        if (armed) {
+            armed = false;
+            f.remove_gpu(2);
+        }
+    };
+    hp1.doorbell(1);
+    hp2.doorbell(1);
+    c->step();
+    EXPECT_FALSE(armed) << "the policy made no call";
+    EXPECT_TRUE(c->device_open()) << "a GPU gone is not the module gone";
+    EXPECT_TRUE(fake_->suspended(lp1.pid(), kGpu, lq1)) << "the call went out without GPU 2";
+    c->step();
+    EXPECT_TRUE(c->device_open());
+    EXPECT_EQ(c->policy().suspend_level(2), 0);
+    EXPECT_EQ(c->policy().suspend_level(kGpu), 12);
+    EXPECT_EQ(listed_gpus(*c), std::set<std::uint32_t>{kGpu});
+    EXPECT_EQ(queues_on(*c, 2), 0);
+    const std::string m = metrics_.render();
+    EXPECT_EQ(m.find("amdqpd_errors_total{kind=\"suspend\"}"), std::string::npos) << m;
+}
+
 TEST_F(ControllerTest, WithoutTheModuleItKeepsRunningAndRetries) {
     fake_->present = false;
     Tagged a(dir_.path(), shared_, 0, 12, 0x10000);

@@ -369,6 +369,8 @@ int FakeAmdqp::batch(int fd, amdqp_batch* b, bool suspending) {
 }
 
 int FakeAmdqp::gpu_set(int fd, amdqp_gpu_set* s, bool suspending) {
+    if (before_gpu_set)
+        before_gpu_set(*this);
     if (s->flags || s->pad || s->reserved || s->num_gpus > AMDQP_MAX_BATCH ||
         s->priority > AMDQP_PRIORITY_MAX + 1 || (!suspending && (s->priority || s->grace_us)))
         return -EINVAL;

@@ -80,6 +80,9 @@ class FakeAmdqp : public Sys {
     std::uint32_t queue_info_size = sizeof(amdqp_queue_info);
     // Called at the start of every LIST_QUEUES (a list that grows under us).
     std::function<void(FakeAmdqp&)> before_list_queues;
+    // Called at the start of every SUSPEND_BELOW/RESUME_ALL (a GPU that
+    // goes away between the caller's last look and its call).
+    std::function<void(FakeAmdqp&)> before_gpu_set;
     // Bytes one read() returns at most. Below a record's size it splits
     // records, which the kernel never does; the reader must cope anyway.
     std::size_t read_chunk = std::numeric_limits<std::size_t>::max();
