@@ -333,6 +333,24 @@ TEST_F(ControllerTest, AddedGpuIsTakenInWithoutWaitingForTheRescan) {
     EXPECT_EQ(queues_on(*c, 2), 1) << "its queue is adopted: " << c->status_json();
 }
 
+// A low- and a high-priority tagged process on each of GPU 1 and GPU 2,
+// their queues known to the fake.
+struct TwoGpus {
+    TwoGpus(const std::string& dir, Shared* shared, FakeAmdqp& fake)
+        : lp1(dir, shared, 0, 2, 0x10000),
+          hp1(dir, shared, 1, 12, 0x20000),
+          lp2(dir, shared, 2, 2, 0x30000, nullptr, 2),
+          hp2(dir, shared, 3, 12, 0x40000, nullptr, 2) {
+        fake.add_gpu(2);
+        lq1 = fake.add_queue(lp1.pid(), kGpu, 0x10000, 2, getuid()).queue_id;
+        fake.add_queue(hp1.pid(), kGpu, 0x20000, 12, getuid());
+        lq2 = fake.add_queue(lp2.pid(), 2, 0x30000, 2, getuid()).queue_id;
+        fake.add_queue(hp2.pid(), 2, 0x40000, 12, getuid());
+    }
+    Tagged lp1, hp1, lp2, hp2;
+    std::uint32_t lq1 = 0, lq2 = 0;
+};
+
 // A GPU that goes away takes its queues and the daemon's holds on it along
 // (amdqp_device_unregister): the daemon forgets them at once, and the
 // policy's resume of that GPU must not reach the kernel, where it would
@@ -343,22 +361,14 @@ class GpuRemovalTest : public ControllerTest, public ::testing::WithParamInterfa
 
 TEST_P(GpuRemovalTest, RemovedGpuIsForgottenAndTheOthersKeepTheirHolds) {
     cfg_.rescan = std::chrono::hours(1);
-    Tagged lp1(dir_.path(), shared_, 0, 2, 0x10000);
-    Tagged hp1(dir_.path(), shared_, 1, 12, 0x20000);
-    Tagged lp2(dir_.path(), shared_, 2, 2, 0x30000, nullptr, 2);
-    Tagged hp2(dir_.path(), shared_, 3, 12, 0x40000, nullptr, 2);
-    fake_->add_gpu(2);
-    const auto lq1 = fake_->add_queue(lp1.pid(), kGpu, 0x10000, 2, getuid()).queue_id;
-    fake_->add_queue(hp1.pid(), kGpu, 0x20000, 12, getuid());
-    const auto lq2 = fake_->add_queue(lp2.pid(), 2, 0x30000, 2, getuid()).queue_id;
-    fake_->add_queue(hp2.pid(), 2, 0x40000, 12, getuid());
+    TwoGpus g(dir_.path(), shared_, *fake_);
     auto c = make();
     c->step();
-    hp1.doorbell(1);  // both busy, never drained
-    hp2.doorbell(1);
+    g.hp1.doorbell(1);  // both busy, never drained
+    g.hp2.doorbell(1);
     c->step();
-    ASSERT_TRUE(fake_->suspended(lp1.pid(), kGpu, lq1));
-    ASSERT_TRUE(fake_->suspended(lp2.pid(), 2, lq2));
+    ASSERT_TRUE(fake_->suspended(g.lp1.pid(), kGpu, g.lq1));
+    ASSERT_TRUE(fake_->suspended(g.lp2.pid(), 2, g.lq2));
     ASSERT_NE(metrics_.render().find("amdqpd_suspend_level{gpu=\"2\"} 12"), std::string::npos);
 
     if (GetParam())
@@ -368,14 +378,14 @@ TEST_P(GpuRemovalTest, RemovedGpuIsForgottenAndTheOthersKeepTheirHolds) {
     EXPECT_TRUE(c->device_open()) << "a GPU gone is not the module gone";
     EXPECT_EQ(c->policy().suspend_level(2), 0);
     EXPECT_EQ(c->policy().suspend_level(kGpu), 12);
-    EXPECT_TRUE(fake_->suspended(lp1.pid(), kGpu, lq1)) << "GPU 1's hold is kept";
+    EXPECT_TRUE(fake_->suspended(g.lp1.pid(), kGpu, g.lq1)) << "GPU 1's hold is kept";
     EXPECT_EQ(listed_gpus(*c), std::set<std::uint32_t>{kGpu});
     EXPECT_EQ(queues_on(*c, 2), 0);
     const std::string m = metrics_.render();
     EXPECT_EQ(m.find("gpu=\"2\""), std::string::npos) << m;
     EXPECT_EQ(m.find("amdqpd_errors_total{kind=\"resume\"}"), std::string::npos) << m;
     // The pages still hold their slots on GPU 2: they are not adopted again.
-    hp2.doorbell(2);
+    g.hp2.doorbell(2);
     c->step();
     EXPECT_EQ(queues_on(*c, 2), 0);
     EXPECT_TRUE(c->device_open());
@@ -389,15 +399,7 @@ INSTANTIATE_TEST_SUITE_P(Events, GpuRemovalTest, ::testing::Bool(),
 // step forgets the GPU.
 TEST_F(ControllerTest, GpuRemovedJustBeforeACallIsLeftOutOfIt) {
     cfg_.rescan = std::chrono::hours(1);
-    Tagged lp1(dir_.path(), shared_, 0, 2, 0x10000);
-    Tagged hp1(dir_.path(), shared_, 1, 12, 0x20000);
-    Tagged lp2(dir_.path(), shared_, 2, 2, 0x30000, nullptr, 2);
-    Tagged hp2(dir_.path(), shared_, 3, 12, 0x40000, nullptr, 2);
-    fake_->add_gpu(2);
-    const auto lq1 = fake_->add_queue(lp1.pid(), kGpu, 0x10000, 2, getuid()).queue_id;
-    fake_->add_queue(hp1.pid(), kGpu, 0x20000, 12, getuid());
-    fake_->add_queue(lp2.pid(), 2, 0x30000, 2, getuid());
-    fake_->add_queue(hp2.pid(), 2, 0x40000, 12, getuid());
+    TwoGpus g(dir_.path(), shared_, *fake_);
     auto c = make();
     c->step();
     bool armed = true;
@@ -407,12 +409,12 @@ TEST_F(ControllerTest, GpuRemovedJustBeforeACallIsLeftOutOfIt) {
             f.remove_gpu(2);
         }
     };
-    hp1.doorbell(1);
-    hp2.doorbell(1);
+    g.hp1.doorbell(1);
+    g.hp2.doorbell(1);
     c->step();
     EXPECT_FALSE(armed) << "the policy made no call";
     EXPECT_TRUE(c->device_open()) << "a GPU gone is not the module gone";
-    EXPECT_TRUE(fake_->suspended(lp1.pid(), kGpu, lq1)) << "the call went out without GPU 2";
+    EXPECT_TRUE(fake_->suspended(g.lp1.pid(), kGpu, g.lq1)) << "the call went out without GPU 2";
     c->step();
     EXPECT_TRUE(c->device_open());
     EXPECT_EQ(c->policy().suspend_level(2), 0);
