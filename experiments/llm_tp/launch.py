@@ -234,21 +234,21 @@ class Driver:
         """Runs one phase; returns {job: result} of the jobs that took part."""
         a = self.args
         members = {"hp_alone": ["hp"], "lp_alone": ["lp"], "contended": ["hp", "lp"]}[phase]
+        dur = a.lp_alone_duration if phase == "lp_alone" and a.lp_alone_duration else a.duration
         go = time.time() + 1.0
-        cmd = {"op": "run", "phase": phase, "go": go, "warmup": a.warmup,
-               "duration": a.duration}
+        cmd = {"op": "run", "phase": phase, "go": go, "warmup": a.warmup, "duration": dur}
         seqs = {j: self.jobs[j].send(cmd) for j in members}
         if on_contended:
             on_contended(go)
-        total = 1.0 + a.warmup + a.duration
-        self.log(f"{phase}: {a.warmup:g} s warm-up + {a.duration:g} s measured")
+        total = 1.0 + a.warmup + dur
+        self.log(f"{phase}: {a.warmup:g} s warm-up + {dur:g} s measured")
         results = {}
         t_start = time.time()
-        hard = go + a.warmup + 2 * a.duration + max(60.0, a.duration) + 30.0
+        hard = go + a.warmup + 2 * dur + max(60.0, dur) + 30.0
         if "hp" in members:
             results["hp"] = self._wait_result("hp", seqs["hp"], hard, phase, t_start, total)
         else:
-            while time.time() < go + a.warmup + a.duration:
+            while time.time() < go + a.warmup + dur:
                 for j in members:
                     self.jobs[j].check()
                 self._tick(phase, t_start, total)

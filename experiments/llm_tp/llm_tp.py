@@ -123,6 +123,10 @@ or a missing prerequisite.""")
     r = p.add_argument_group("run")
     r.add_argument("--duration", type=float, default=30.0,
                    help="measured seconds per phase (default: %(default)s)")
+    r.add_argument("--lp-alone-duration", type=float, metavar="S",
+                   help="measured seconds of the lp_alone phase (default: --duration); it "
+                        "only measures the LP job's own throughput and host probe, so a "
+                        "shorter one leaves more of a run's time to the HP phases")
     r.add_argument("--warmup", type=float, default=5.0,
                    help="seconds per phase before measuring (default: %(default)s)")
     r.add_argument("--phases", default=",".join(PHASES),
@@ -173,6 +177,8 @@ def validate(args):
     checks = [(args.tp >= 1, f"--tp must be >= 1 (got {args.tp})"),
               (args.rate > 0, "--rate must be > 0"),
               (args.duration > 0, "--duration must be > 0"),
+              (args.lp_alone_duration is None or args.lp_alone_duration > 0,
+               "--lp-alone-duration must be > 0"),
               (args.warmup >= 0, "--warmup must be >= 0"),
               (args.prompt_len >= 1, "--prompt-len must be >= 1"),
               (args.new_tokens >= 1, "--new-tokens must be >= 1"),
@@ -249,7 +255,8 @@ def build_config(args, run_dir):
     cfg = {k: getattr(args, k) for k in (
         "model", "model_scale", "checkpoint", "seed", "tp", "device", "rate", "arrival",
         "prompt_len", "new_tokens", "lp_mode", "lp_batch", "lp_prompt_len",
-        "lp_new_tokens", "lp_seq_len", "duration", "warmup", "profile_dir",
+        "lp_new_tokens", "lp_seq_len", "duration", "lp_alone_duration", "warmup",
+        "profile_dir",
         "profile_requests", "profile_all_ranks", "amdqp", "trace")}
     cfg.update(phases=args.phase_list, model_label=label, deepseek_path=None,
                cpu_sets=cpu_sets,
@@ -274,8 +281,15 @@ def phase_record(cfg, phase, results):
     if "hp" in results:
         tasks["hp"] = stats.hp_task(cfg, results["hp"])
     if "lp" in results:
-        tasks["lp"] = stats.lp_task(cfg, results["lp"])
-    return {"duration_s": cfg["duration"], "warmup_s": cfg["warmup"], "tasks": tasks}
+        tasks["lp"] = stats.lp_task(cfg, results["lp"], phase_duration(cfg, phase))
+    return {"duration_s": phase_duration(cfg, phase), "warmup_s": cfg["warmup"],
+            "tasks": tasks}
+
+
+def phase_duration(cfg, phase):
+    """Measured seconds of @phase: --lp-alone-duration may shorten lp_alone."""
+    lp_alone = cfg.get("lp_alone_duration")
+    return lp_alone if phase == "lp_alone" and lp_alone else cfg["duration"]
 
 
 def main(argv=None):

@@ -50,7 +50,7 @@ def probe_fields(res):
     return {k: res[k] for k in ("host_probe_us", "host_probe_t_s", "host_probe") if k in res}
 
 
-def lp_task(cfg, res):
+def lp_task(cfg, res, duration):
     return {"role": "lp", "model": cfg["model_label"], "tp": cfg["tp"],
             "batch": cfg["lp_batch"], "mode": cfg["lp_mode"],
             "tokens_per_s": res["tokens_per_s"], "steps": res["steps"],
@@ -58,7 +58,7 @@ def lp_task(cfg, res):
             "step_ms": dist_summary([u / 1e3 for u in res["step_us"]]),
             "tokens_per_s_by_second": per_second(res.get("step_end_s", []),
                                                  res["tokens"] / max(1, res["steps"]),
-                                                 cfg["duration"]),
+                                                 duration),
             **probe_fields(res)}
 
 
@@ -115,7 +115,9 @@ def markdown(result):
     lines = [f"### llm_tp: {cfg['model_label']}, tp {cfg['tp']} on {result['device']}", "",
              f"HP: {cfg['rate']}/s {cfg['arrival']} arrivals, prompt {cfg['prompt_len']} + "
              f"{cfg['new_tokens']} new tokens; LP: {cfg['lp_mode']} batch {cfg['lp_batch']}; "
-             f"{cfg['duration']} s per phase after {cfg['warmup']} s warm-up.", "",
+             f"{cfg['duration']} s per phase after {cfg['warmup']} s warm-up"
+             + (f" (lp_alone {cfg['lp_alone_duration']} s)." if cfg.get("lp_alone_duration")
+                else "."), "",
              "| phase | HP requests | TTFT p50 / p95 / p99 / max (ms) "
              "| TPOT p50 / p95 / p99 / max (ms) | LP tokens/s |",
              "|---|---|---|---|---|"]

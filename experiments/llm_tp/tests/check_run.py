@@ -14,6 +14,7 @@ data contract, the markdown table and the --profile-dir timelines.
 import argparse
 import importlib
 import json
+import math
 import os
 import re
 import subprocess
@@ -79,7 +80,11 @@ def problems_in_result(doc, args):
     need(set(doc["phases"]) == {"hp_alone", "lp_alone", "contended"},
          f"phases are {sorted(doc['phases'])}")
     for name, phase in doc["phases"].items():
-        need(phase.get("duration_s", 0) > 0, f"{name}: duration_s missing")
+        cfg = doc["config"]
+        want_s = (cfg.get("lp_alone_duration") or cfg["duration"] if name == "lp_alone"
+                  else cfg["duration"])
+        need(phase.get("duration_s") == want_s,
+             f"{name}: duration_s is {phase.get('duration_s')!r}, not {want_s}")
         tasks = phase.get("tasks", {})
         want = {"hp_alone": {"hp"}, "lp_alone": {"lp"}, "contended": {"hp", "lp"}}[name]
         need(set(tasks) == want, f"{name}: tasks {sorted(tasks)}, expected {sorted(want)}")
@@ -106,6 +111,9 @@ def problems_in_result(doc, args):
             need(lp["tokens_per_s"] > 0, f"{name}: LP tokens_per_s is {lp['tokens_per_s']}")
             need(lp["steps"] > 0, f"{name}: LP steps is {lp['steps']}")
             need(lp["batch"] == doc["config"]["lp_batch"], f"{name}: LP batch wrong")
+            secs = len(lp["tokens_per_s_by_second"])
+            need(secs == max(1, math.ceil(want_s)),
+                 f"{name}: {secs} per-second LP buckets for a {want_s} s phase")
         for job, t in tasks.items():
             errs += probe_problems(f"{name}.{job}", t, doc["config"], job == "lp")
         if hp and hp["requests"]:
