@@ -294,6 +294,13 @@ def simulator(val, sweep, figs, results=()):
         s += "What AMD users pick instead today (no preemption):\n\n"
         s += _table(["approach", "params", "HP p99 ms", "p99 / isolated", "LP kept %",
                      "p99 <= 10 ms", "<= 1.1x"], rows) + "\n\n"
+        s += ("What these rows leave out: the model treats CU-masked queues and CPX partitions "
+              "as disjoint machines, with no shared HBM bandwidth, L2 or instruction cache, "
+              "and it was validated on unmasked NVIDIA GPUs only. The high-priority ResNet-18 "
+              "is launch-bound, so the slower kernels of a small mask cost it little here, "
+              "while on an MI308X the memory-bound ResNet-50 bs1024 on the rest of the CUs "
+              "still competes for bandwidth. Read the CU-mask and CPX rows as upper bounds "
+              "on what those layouts keep: only an AMD host can measure them.\n\n")
     goals = sweep.get("goals") or {}
     if goals:
         s += _table(["approach", "p99 <= 10 ms up to cost (us)", "p99 <= 1.1x isolated up to cost (us)"],
