@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // amdqp-sim: command line of the trace-driven GPU simulator.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -151,6 +152,8 @@ struct ValidateOpts {
     double max_error = 20;
     double hp_occ = 0.1, lp_occ = 1.0, duration_s = 60, launch_stretch = 1.0;
     bool json = false, all_runs = false, no_host_probe = false, host_overlap = false;
+    bool queue_noise = false;
+    std::vector<std::string> design_runs;
     DeviceOpts dev;
 };
 
@@ -160,6 +163,14 @@ int do_validate(ValidateOpts& o) {
     std::vector<sim::Case> cases;
     for (std::size_t i = 0; i < o.results.size(); ++i)
         cases.push_back(sim::load_case(o.results[i], o.timelines[i]));
+    for (const auto& name : o.design_runs) {
+        auto it = std::find_if(cases.begin(), cases.end(),
+                               [&](const sim::Case& c) { return c.name == name; });
+        if (it == cases.end())
+            throw CLI::ValidationError("--design-run", "no case named " + name);
+        it->design = true;
+        it->group += ", runs the model was chosen on";
+    }
     sim::CaseSetup setup;
     setup.device = o.dev.params();
     setup.hp_occupancy = o.hp_occ;
@@ -168,7 +179,9 @@ int do_validate(ValidateOpts& o) {
     setup.launch_stretch = o.launch_stretch;
     setup.host_probe = !o.no_host_probe;
     setup.host_overlap = o.host_overlap;
-    const bool what_if = o.launch_stretch != 1.0 || o.no_host_probe || o.host_overlap;
+    setup.queue_noise = o.queue_noise;
+    const bool what_if =
+        o.launch_stretch != 1.0 || o.no_host_probe || o.host_overlap || o.queue_noise;
     // The host probe is what lets a run count; what-ifs that replace it
     // (a user's stretch, none at all) count every run.
     const bool every_run = o.all_runs || o.no_host_probe || o.launch_stretch != 1.0;
@@ -180,6 +193,8 @@ int do_validate(ValidateOpts& o) {
         out["host_probe"] = false;
     if (o.host_overlap)
         out["host_overlap"] = true;
+    if (o.queue_noise)
+        out["queue_noise"] = true;
     std::optional<std::size_t> cal;
     if (!o.calibrate_on.empty()) {
         for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -255,8 +270,12 @@ int do_validate(ValidateOpts& o) {
             std::cout << sep << "--no-host-probe";
             sep = " ";
         }
-        if (o.host_overlap)
+        if (o.host_overlap) {
             std::cout << sep << "--host-overlap";
+            sep = " ";
+        }
+        if (o.queue_noise)
+            std::cout << sep << "--queue-noise";
         std::cout << ", not a validation): largest error " << std::fixed << std::setprecision(1)
                   << overall << " % (" << basis << ")\n";
         return 0;
@@ -359,6 +378,14 @@ int main(int argc, char** argv) {
                   "what-if (dual_model): a request's host residual from the alone phase "
                   "overlaps the GPU's contention excess instead of adding to it; not a "
                   "validation");
+    val->add_flag("--queue-noise", vo.queue_noise,
+                  "what-if (llm_tp): each alone request's host noise (its measured service "
+                  "minus its simulated one) goes through the contended phase's queue, every "
+                  "request with every residual, instead of every alone TTFT residual being "
+                  "added to every simulated contended TTFT; not a validation");
+    val->add_option("--design-run", vo.design_runs,
+                    "a case (file stem) the model's structure was chosen on: predicted and "
+                    "listed as a group of its own, not counted (repeat)");
     val->add_flag("--json", vo.json, "JSON output");
     vo.dev.add(*val);
     val->callback([&] { std::exit(do_validate(vo)); });

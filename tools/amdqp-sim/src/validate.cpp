@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "pyrandom.hpp"
+#include "queue_noise.hpp"
 #include "simulator.hpp"
 #include "timeline_json.hpp"
 
@@ -384,6 +385,49 @@ std::vector<double> residuals(const std::vector<double>& measured,
     return r;
 }
 
+// The arrival offsets (s) of a phase's measured requests, from the end of
+// its warm-up.
+std::vector<double> measured_arrivals(const std::vector<double>& all, double warmup_s) {
+    std::vector<double> out;
+    for (double a : all) {
+        if (a >= warmup_s)
+            out.push_back(a - warmup_s);
+    }
+    return out;
+}
+
+// What-if of compose() for an llm_tp run (CaseSetup::queue_noise): the host noise of each
+// alone request, its measured service minus its simulated one, goes
+// through the simulated contended queue (queue_noise.hpp), replayed once
+// per residual offset.
+Samples queue_noise_samples(const Case& c, const WorkloadResult& alone, const WorkloadResult& cont,
+                            double count) {
+    const auto at_a = measured_arrivals(c.hp_arrivals_alone, c.warmup_s);
+    const auto at_c = measured_arrivals(c.hp_arrivals_contended, c.warmup_s);
+    if (at_a.size() != c.hp_alone_ms.size() || at_a.size() != c.tpot_alone_ms.size() ||
+        at_a.size() != alone.ttft_ms.size() || at_a.size() != alone.latencies_ms.size() ||
+        at_c.size() != cont.ttft_ms.size() || at_c.size() != cont.latencies_ms.size())
+        throw std::runtime_error(c.name +
+                                 ": the host noise through the queue needs every "
+                                 "request of both HP phases, measured and simulated");
+    std::vector<double> total_a;
+    for (std::size_t i = 0; i < at_a.size(); ++i)
+        total_a.push_back(c.hp_alone_ms[i] + c.new_tokens * c.tpot_alone_ms[i]);
+    const auto measured = fifo_split(at_a, c.hp_alone_ms, total_a);
+    const auto simulated = fifo_split(at_a, alone.ttft_ms, alone.latencies_ms);
+    std::vector<double> residuals;
+    for (std::size_t i = 0; i < at_a.size(); ++i)
+        residuals.push_back(measured.service_ms[i] - simulated.service_ms[i]);
+    Samples out;
+    if (residuals.empty())
+        return out;
+    out.values =
+        fifo_replay_all(at_c, fifo_split(at_c, cont.ttft_ms, cont.latencies_ms), residuals);
+    if (!out.values.empty())
+        out.weight = count / static_cast<double>(out.values.size());
+    return out;
+}
+
 double error_pct(double predicted, double measured) {
     return 100.0 * std::abs(predicted - measured) / measured;
 }
@@ -566,8 +610,12 @@ Prediction predict(const Case& c, const CaseSetup& s) {
         const auto r = residuals(c.hp_alone_ms, sim_a, llm);
         p.host_from_requests = true;
         p.host_overhead_ms = median(r);
-        p.samples = s.host_overlap && !llm ? compose_overlapped(sim_c, r, median(sim_a), count)
-                                           : compose(sim_c, r, count);
+        if (s.queue_noise && llm)
+            p.samples = queue_noise_samples(c, ha, hc, count);
+        else if (s.host_overlap && !llm)
+            p.samples = compose_overlapped(sim_c, r, median(sim_a), count);
+        else
+            p.samples = compose(sim_c, r, count);
     } else {
         // The timeline is the GPU side of a request; what the measured
         // latency adds (Python, the first launch, the final synchronize, the
@@ -630,7 +678,9 @@ std::vector<GroupPrediction> pool(const std::vector<Case>& cases,
             used = all;
         g.host_probe = std::all_of(used.begin(), used.end(),
                                    [&](std::size_t i) { return cases[i].has_host_probe(); });
-        g.validated = !g.calibration && (g.host_probe || all_runs);
+        g.design =
+            std::all_of(used.begin(), used.end(), [&](std::size_t i) { return cases[i].design; });
+        g.validated = !g.calibration && (all_runs || (g.host_probe && !g.design));
         std::vector<double> measured, tpot;
         std::vector<Samples> predicted, predicted_tpot;
         std::vector<double> run_measured, run_predicted, run_tpot;
@@ -770,8 +820,12 @@ std::string format_group(const GroupPrediction& g, bool what_if) {
         o << "  calibration case (not a validation): " << std::setprecision(1) << g.error_pct
           << " %\n";
     else
-        o << "  " << error << ": " << std::setprecision(1) << g.error_pct << " %"
-          << (g.validated ? "" : " (no host probe: host speed unknown; not counted)") << "\n";
+        o << "  " << (g.design && !what_if && !g.validated ? "error" : error) << ": "
+          << std::setprecision(1) << g.error_pct << " %"
+          << (g.validated ? ""
+              : g.design  ? " (the model was chosen on these runs; not counted)"
+                          : " (no host probe: host speed unknown; not counted)")
+          << "\n";
     o << std::setprecision(2);
     if (g.tpot_error_pct)
         o << "  TPOT P99 measured " << *g.measured_tpot << " ms, predicted " << *g.predicted_tpot
@@ -823,6 +877,7 @@ nlohmann::json to_json(const GroupPrediction& g) {
                      {"runs", g.runs},
                      {"calibration", g.calibration},
                      {"host_probe", g.host_probe},
+                     {"design", g.design},
                      {"validated", g.validated},
                      {"measured_requests", g.measured_requests},
                      {"p99_measured_ms", g.measured_p99},

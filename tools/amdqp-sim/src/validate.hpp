@@ -60,6 +60,10 @@ struct Case {
     // it in time, over the alone median): the host's speed drifts within a
     // phase, and slow stretches are when requests queue.
     std::vector<double> hp_host_factors;
+    // The model's structure was chosen on this run (--design-run): it is
+    // predicted and listed in a group of its own, never counted as a
+    // validation (unless every run counts).
+    bool design = false;
     bool has_host_probe() const;
     std::string metric() const { return experiment == Experiment::kLlmTp ? "TTFT P99" : "HP P99"; }
 };
@@ -88,6 +92,10 @@ struct CaseSetup {
     // What-if (dual_model): host residuals overlap the GPU's contention
     // excess instead of adding to it (compose_overlapped in validate.cpp).
     bool host_overlap = false;
+    // What-if (llm_tp): the alone phase's host noise, per service, goes
+    // through the contended phase's queue (queue_noise.hpp) instead of the
+    // alone TTFT residuals being added to the simulated contended TTFTs.
+    bool queue_noise = false;
 };
 
 // A predicted distribution: every value stands for @weight requests.
@@ -137,8 +145,10 @@ struct GroupPrediction {
     std::vector<std::string> runs;
     bool calibration = false;  // only the calibration run: not a validation
     bool host_probe = false;   // every run carries the host probe
+    bool design = false;       // runs the model was chosen on
     // Counts towards the validation error: not the calibration, and (unless
-    // all runs count) its runs' host speed measured by the probe.
+    // all runs count) its runs' host speed measured by the probe and the
+    // model not chosen on them.
     bool validated = false;
     double measured_p99 = 0, predicted_p99 = 0, error_pct = 0;
     double measured_min = 0, measured_max = 0;    // the runs' own measured P99s

@@ -4,6 +4,7 @@
 // was not fitted, is predicted.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -291,6 +292,52 @@ TEST(Validate, HostProbeRatiosStretchEachJobAndOnlyProbedRunsValidate) {
     EXPECT_NE(format_group(g[1]).find("GPU-only error: "), std::string::npos);
     EXPECT_EQ(format_group(g[1]).find("validation error"), std::string::npos);
     EXPECT_TRUE(pool(cases, preds, true)[1].validated);
+}
+
+TEST(Validate, RunsTheModelWasChosenOnAreListedNotCounted) {
+    LlmCaseFile f("amdqp-sim-llm-design-test");
+    f.set_probe(10.0, 30.0, 8.0);
+    auto c = f.load();
+    c.design = true;
+    CaseSetup s;
+    s.device.kind = DeviceKind::kTimeslice;
+    const auto g = pool({c}, {predict(c, s)});
+    ASSERT_EQ(g.size(), 1u);
+    EXPECT_TRUE(g[0].host_probe && g[0].design);
+    EXPECT_FALSE(g[0].validated);
+    EXPECT_NE(format_group(g[0]).find("the model was chosen on these runs; not counted"),
+              std::string::npos);
+    EXPECT_EQ(format_group(g[0]).find("validation error"), std::string::npos);
+    EXPECT_TRUE(pool({c}, {predict(c, s)}, true)[0].validated);
+}
+
+TEST(Validate, QueueNoiseReplaysEveryContendedRequestWithEveryAloneResidual) {
+    LlmCaseFile f("amdqp-sim-llm-queue-noise-test");
+    f.set_probe(10.0, 30.0, 8.0);
+    // Every measured request of both phases (arrivals after the 5 s warm-up).
+    const auto first = f.load();
+    const auto measured = [](const std::vector<double>& at) {
+        return static_cast<std::size_t>(
+            std::count_if(at.begin(), at.end(), [](double a) { return a >= 5.0; }));
+    };
+    for (const auto& [phase, n] : {std::pair{"hp_alone", measured(first.hp_arrivals_alone)},
+                                   std::pair{"contended", measured(first.hp_arrivals_contended)}}) {
+        auto& hp = f.doc["phases"][phase]["tasks"]["hp"];
+        hp["ttfts_ms"] = std::vector<double>(n, 1.0);
+        hp["tpots_ms"] = std::vector<double>(n, 0.4);
+    }
+    const auto c = f.load();
+    ASSERT_GT(c.hp_alone_ms.size(), 10u);
+    CaseSetup s;
+    s.device.kind = DeviceKind::kTimeslice;
+    CaseSetup q = s;
+    q.queue_noise = true;
+    const auto p = predict(c, q);
+    EXPECT_EQ(p.samples.values.size(), c.hp_contended_ms.size() * c.hp_alone_ms.size());
+    EXPECT_DOUBLE_EQ(p.samples.weight * static_cast<double>(p.samples.values.size()),
+                     static_cast<double>(c.hp_contended_ms.size()));
+    // TPOT keeps its composition.
+    EXPECT_EQ(p.predicted_tpot, predict(c, s).predicted_tpot);
 }
 
 TEST(Validate, OverlappedHostResidualsAreAbsorbedByTheGpuExcess) {
