@@ -803,6 +803,7 @@ std::string format_prediction(const Prediction& p) {
 std::string format_group(const GroupPrediction& g, bool what_if) {
     const char* error = what_if       ? "what-if error"
                         : g.validated ? "validation error"
+                        : g.design    ? "error"
                                       : "GPU-only error";
     std::ostringstream o;
     o << std::fixed << std::setprecision(2);
@@ -820,8 +821,7 @@ std::string format_group(const GroupPrediction& g, bool what_if) {
         o << "  calibration case (not a validation): " << std::setprecision(1) << g.error_pct
           << " %\n";
     else
-        o << "  " << (g.design && !what_if && !g.validated ? "error" : error) << ": "
-          << std::setprecision(1) << g.error_pct << " %"
+        o << "  " << error << ": " << std::setprecision(1) << g.error_pct << " %"
           << (g.validated ? ""
               : g.design  ? " (the model was chosen on these runs; not counted)"
                           : " (no host probe: host speed unknown; not counted)")
