@@ -25,6 +25,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def phase_seconds(phase, duration, lp_alone_duration):
+    """Measured seconds of @phase: --lp-alone-duration, when given, shortens lp_alone."""
+    return lp_alone_duration if phase == "lp_alone" and lp_alone_duration else duration
+
+
 class LaunchError(RuntimeError):
     """A job failed; the message carries what its ranks reported."""
 
@@ -234,7 +239,7 @@ class Driver:
         """Runs one phase; returns {job: result} of the jobs that took part."""
         a = self.args
         members = {"hp_alone": ["hp"], "lp_alone": ["lp"], "contended": ["hp", "lp"]}[phase]
-        dur = a.lp_alone_duration if phase == "lp_alone" and a.lp_alone_duration else a.duration
+        dur = phase_seconds(phase, a.duration, a.lp_alone_duration)
         go = time.time() + 1.0
         cmd = {"op": "run", "phase": phase, "go": go, "warmup": a.warmup, "duration": dur}
         seqs = {j: self.jobs[j].send(cmd) for j in members}

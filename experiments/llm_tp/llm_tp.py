@@ -287,9 +287,9 @@ def phase_record(cfg, phase, results):
 
 
 def phase_duration(cfg, phase):
-    """Measured seconds of @phase: --lp-alone-duration may shorten lp_alone."""
-    lp_alone = cfg.get("lp_alone_duration")
-    return lp_alone if phase == "lp_alone" and lp_alone else cfg["duration"]
+    """Measured seconds of @phase, as the driver ran it."""
+    from launch import phase_seconds
+    return phase_seconds(phase, cfg["duration"], cfg.get("lp_alone_duration"))
 
 
 def main(argv=None):
