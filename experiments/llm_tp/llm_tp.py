@@ -127,6 +127,14 @@ or a missing prerequisite.""")
                    help="measured seconds of the lp_alone phase (default: --duration); it "
                         "only measures the LP job's own throughput and host probe, so a "
                         "shorter one leaves more of a run's time to the HP phases")
+    r.add_argument("--max-queue-delay", type=float, default=30.0, metavar="S",
+                   help="admission bound of the HP server: a request that has waited more "
+                        "than S seconds past its scheduled arrival when its turn comes is "
+                        "dropped, not served; the phase is then marked overloaded (result: "
+                        "'dropped', 'overloaded'), and it ends at most S seconds (plus one "
+                        "request) after its window instead of draining an ever-growing "
+                        "queue; 0: no bound (a server still more than max(10 s, --duration) "
+                        "behind gives up on the rest) (default: %(default)s)")
     r.add_argument("--warmup", type=float, default=5.0,
                    help="seconds per phase before measuring (default: %(default)s)")
     r.add_argument("--phases", default=",".join(PHASES),
@@ -180,6 +188,7 @@ def validate(args):
               (args.lp_alone_duration is None or args.lp_alone_duration > 0,
                "--lp-alone-duration must be > 0"),
               (args.warmup >= 0, "--warmup must be >= 0"),
+              (args.max_queue_delay >= 0, "--max-queue-delay must be >= 0"),
               (args.prompt_len >= 1, "--prompt-len must be >= 1"),
               (args.new_tokens >= 1, "--new-tokens must be >= 1"),
               (args.lp_batch >= 1, "--lp-batch must be >= 1"),
@@ -265,6 +274,7 @@ def build_config(args, run_dir):
                dist_timeout_s=int(max(3600, 4 * (args.duration + args.warmup))),
                profile_period_s=0.05,
                host_probe_period_s=args.host_probe_period,
+               max_queue_delay_s=args.max_queue_delay,
                file_stem=f"llm_tp_{label.replace(':', '_')}_tp{args.tp}",
                run_dir=run_dir)
     return cfg
@@ -283,6 +293,7 @@ def phase_record(cfg, phase, results):
     if "lp" in results:
         tasks["lp"] = stats.lp_task(cfg, results["lp"], phase_duration(cfg, phase))
     return {"duration_s": phase_duration(cfg, phase), "warmup_s": cfg["warmup"],
+            "overloaded": bool(tasks.get("hp", {}).get("overloaded", False)),
             "tasks": tasks}
 
 
@@ -388,6 +399,10 @@ def main(argv=None):
                 log(f"{phase}: hp {done['hp']['requests']} requests, TTFT p50 "
                     f"{t['p50'] or 0:.1f} / p99 {t['p99'] or 0:.1f} ms, TPOT p99 "
                     f"{done['hp']['tpot_ms']['p99'] or 0:.2f} ms")
+                if done["hp"]["overloaded"]:
+                    log(f"{phase}: overloaded: {done['hp']['dropped']} measured request(s) "
+                        f"dropped (waited over {args.max_queue_delay:g} s), first at "
+                        f"{done['hp']['first_drop_s']} s")
             if "lp" in done:
                 log(f"{phase}: lp {done['lp']['tokens_per_s']:.1f} tokens/s")
             if args.profile_dir and phase in ("hp_alone", "lp_alone"):

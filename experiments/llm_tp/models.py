@@ -226,13 +226,18 @@ class DenseGPT(nn.Module):
         self.w_head = nn.Parameter(torch.empty(self.vocab // tp.world, self.hidden, **kw))
         self._init_weights(seed)
 
-    def _init_weights(self, seed):
-        # Replicated weights must match on every rank, shards must differ:
-        # one seed per parameter, plus the rank for shards.
+    def sharded_names(self):
+        """Names of the parameters split over the ranks (the rest are replicated)."""
         sharded = {"w_head"}
         for mname, mod in self.named_modules():
             for pname in getattr(mod, "sharded", ()):
                 sharded.add(f"{mname}.{pname}" if mname else pname)
+        return sharded
+
+    def _init_weights(self, seed):
+        # Replicated weights must match on every rank, shards must differ:
+        # one seed per parameter, plus the rank for shards.
+        sharded = self.sharded_names()
         with torch.no_grad():
             for i, (name, p) in enumerate(self.named_parameters()):
                 if p.dim() < 2:
@@ -268,7 +273,10 @@ class DenseRunner:
         self.description = (f"dense GPT-style, hidden {self.model.hidden}, "
                             f"{len(self.model.blocks)} layers, {self.model.heads} heads, "
                             f"vocab {self.vocab_size}")
-        self.params = sum(p.numel() for p in self.model.parameters()) * tp.world
+        sharded = self.model.sharded_names()
+        # the whole model's count: shards times the ranks, replicated ones once
+        self.params = sum(p.numel() * (tp.world if name in sharded else 1)
+                          for name, p in self.model.named_parameters())
 
     def new_session(self, batch, max_len):
         if max_len > self.max_pos:
@@ -380,11 +388,27 @@ def _dtype_kwarg(dtype):
     return {"dtype": dtype} if (major, minor) >= (4, 56) else {"torch_dtype": dtype}
 
 
+def _is_dtensor(t):
+    return hasattr(t, "full_tensor") and hasattr(t, "placements")
+
+
 def _local(t):
-    # A DTensor (tp_plan output left sharded or replicated) as a plain tensor.
-    if hasattr(t, "full_tensor"):
-        return t.full_tensor()
-    return t
+    """A DTensor output (tp_plan) as a plain tensor, gathering only when it
+    is sharded: a replicated one is already whole on every rank."""
+    if not _is_dtensor(t):
+        return t
+    if all(type(p).__name__ == "Replicate" for p in t.placements):
+        return t.to_local()
+    return t.full_tensor()
+
+
+def _last_logits(logits):
+    """logits[:, -1] as a plain tensor. The slice comes first, so a logits
+    DTensor still sharded over the vocabulary (or the sequence) gathers one
+    position per sequence, not the whole prompt's [B, T, vocab]."""
+    if not _is_dtensor(logits):
+        return logits[:, -1]
+    return _local(logits[:, -1:])[:, -1]
 
 
 class _HFState:
@@ -413,10 +437,10 @@ class HFRunner:
         self.max_pos = int(getattr(cfg, "max_position_embeddings", 4096) or 4096)
         self.optim = None
         self.description = f"{what}: {type(model).__name__} ({getattr(cfg, 'model_type', '?')})"
-        n = 0
-        for p in model.parameters():
-            n += _local(p).numel() if hasattr(p, "full_tensor") else p.numel()
-        self.params = n
+        # A DTensor parameter's numel() is its global one: no gather (torch
+        # 2.11 cannot even gather the _StridedShard placements tp_plan="auto"
+        # gives DeepSeek's experts, issue 26).
+        self.params = sum(p.numel() for p in model.parameters())
 
     def new_session(self, batch, max_len):
         if max_len > self.max_pos:
@@ -428,13 +452,13 @@ class HFRunner:
     def prefill(self, state, ids):
         out = self.model(input_ids=ids, use_cache=True)
         state.past = out.past_key_values
-        return _local(out.logits)[:, -1].argmax(-1)
+        return _last_logits(out.logits).argmax(-1)
 
     @torch.no_grad()
     def decode(self, state, tok):
         out = self.model(input_ids=tok[:, None], past_key_values=state.past, use_cache=True)
         state.past = out.past_key_values
-        return _local(out.logits)[:, -1].argmax(-1)
+        return _last_logits(out.logits).argmax(-1)
 
     def train_step(self, ids):
         if self.optim is None:

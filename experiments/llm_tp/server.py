@@ -10,6 +10,11 @@ progress, and its time-to-first-token counts from its *scheduled* arrival.
 
   ttft = first token on the host - scheduled arrival
   tpot = (last token - first token) / new_tokens
+
+A server that cannot keep up does not queue for ever: a request that has
+waited more than --max-queue-delay seconds when its turn comes is dropped
+(counted in `dropped`, the phase marked `overloaded`), so the queue stays
+bounded and the phase ends at most that long after its window.
 """
 
 import random
@@ -80,19 +85,36 @@ def run_phase(ctx, cmd, progress):
     go, warm, dur = cmd["go"], cmd["warmup"], cmd["duration"]
     sched = arrival_schedule(cfg["rate"], warm + dur, cfg["arrival"],
                              cfg["seed"] * 7919 + cmd["seq"])
-    # A server that fell this far behind would never catch up: give up on
-    # what is left instead of running for ever.
+    # Admission bound (--max-queue-delay): a request that has waited longer
+    # than this when the server gets to it is dropped, not served, so an
+    # overloaded server's queue stops growing and the phase ends at most one
+    # bound (plus one request) after its window. Backstop without the bound:
+    # a server this far behind would never catch up, give up on the rest.
+    max_delay = cfg.get("max_queue_delay_s") or 0.0
     give_up = go + warm + dur + max(10.0, dur)
     ttfts, tpots, walls, arrivals, split = [], [], [], [], []
     probe = ctx.probe
-    warm_n = dropped = 0
+    warm_n = dropped = dropped_warm = 0
+    overloaded = False
+    first_drop = None
     last_progress = 0.0
     for i, offset in enumerate(sched):
         t_arr = go + offset
         now = time.time()
         if now > give_up:
-            dropped = sum(1 for o in sched[i:] if o >= warm)
+            dropped += sum(1 for o in sched[i:] if o >= warm)
+            dropped_warm += sum(1 for o in sched[i:] if o < warm)
+            overloaded = True
+            first_drop = offset - warm if first_drop is None else first_drop
             break
+        if max_delay and now - t_arr > max_delay:
+            if offset >= warm:
+                dropped += 1
+            else:
+                dropped_warm += 1
+            overloaded = True
+            first_drop = offset - warm if first_drop is None else first_drop
+            continue
         if probe.maybe(t_arr - now):
             now = time.time()
         if t_arr > now:
@@ -120,6 +142,8 @@ def run_phase(ctx, cmd, progress):
     header[0] = OP_DONE
     ctx.broadcast_tensor(header)
     return {"requests": len(ttfts), "warmup_requests": warm_n, "dropped": dropped,
+            "dropped_warmup": dropped_warm, "overloaded": overloaded,
+            "first_drop_s": None if first_drop is None else round(first_drop, 3),
             "scheduled": sum(1 for o in sched if o >= warm),
             "ttfts_ms": ttfts, "tpots_ms": tpots, "service_us": walls,
             "arrivals_s": arrivals, "decode_split_ms": split,

@@ -28,7 +28,11 @@ def hp_task(cfg, res):
             "requests": res["requests"], "rate_per_s": cfg["rate"],
             "arrival": cfg["arrival"], "prompt_len": cfg["prompt_len"],
             "new_tokens": cfg["new_tokens"], "scheduled": res["scheduled"],
-            "dropped": res["dropped"], "warmup_requests": res["warmup_requests"],
+            "dropped": res["dropped"], "dropped_warmup": res.get("dropped_warmup", 0),
+            "overloaded": bool(res.get("overloaded", False)),
+            "first_drop_s": res.get("first_drop_s"),
+            "max_queue_delay_s": cfg.get("max_queue_delay_s"),
+            "warmup_requests": res["warmup_requests"],
             "ttft_ms": dist_summary(res["ttfts_ms"]), "tpot_ms": dist_summary(res["tpots_ms"]),
             "ttfts_ms": res["ttfts_ms"], "tpots_ms": res["tpots_ms"],
             **decode_split(res.get("decode_split_ms", [])), **probe_fields(res)}
@@ -91,6 +95,11 @@ def summary(phases):
          "tpot_p99_contended_ms": get("contended", "hp", "tpot_ms", "p99"),
          "lp_tokens_per_s_alone": get("lp_alone", "lp", "tokens_per_s"),
          "lp_tokens_per_s_contended": get("contended", "lp", "tokens_per_s")}
+    # Phases whose server could not keep up (requests dropped at the
+    # admission bound): their TTFT tail is the bound's, not the queue's.
+    s["overloaded_phases"] = [name for name, ph in phases.items() if ph.get("overloaded")]
+    s["dropped"] = {name: ph["tasks"]["hp"]["dropped"] for name, ph in phases.items()
+                    if "hp" in ph.get("tasks", {})}
     s["ttft_ratio"] = _ratio(s["ttft_p99_contended_ms"], s["ttft_p99_alone_ms"])
     s["tpot_ratio"] = _ratio(s["tpot_p99_contended_ms"], s["tpot_p99_alone_ms"])
     a, c = s["lp_tokens_per_s_alone"], s["lp_tokens_per_s_contended"]
@@ -118,9 +127,9 @@ def markdown(result):
              f"{cfg['duration']} s per phase after {cfg['warmup']} s warm-up"
              + (f" (lp_alone {cfg['lp_alone_duration']} s)." if cfg.get("lp_alone_duration")
                 else "."), "",
-             "| phase | HP requests | TTFT p50 / p95 / p99 / max (ms) "
+             "| phase | HP requests | dropped | TTFT p50 / p95 / p99 / max (ms) "
              "| TPOT p50 / p95 / p99 / max (ms) | LP tokens/s |",
-             "|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|"]
     for name, ph in result["phases"].items():
         hp = ph["tasks"].get("hp")
         lp = ph["tasks"].get("lp")
@@ -129,14 +138,18 @@ def markdown(result):
             ttft = " / ".join(_f(t[k]) for k in ("p50", "p95", "p99", "max"))
             tpot = " / ".join(_f(p[k]) for k in ("p50", "p95", "p99", "max"))
             reqs = str(hp["requests"])
+            drop = str(hp["dropped"]) + (" (overloaded)" if hp.get("overloaded") else "")
         else:
-            ttft = tpot = reqs = "-"
-        lines.append(f"| {name} | {reqs} | {ttft} | {tpot} | "
+            ttft = tpot = reqs = drop = "-"
+        lines.append(f"| {name} | {reqs} | {drop} | {ttft} | {tpot} | "
                      f"{_f(lp['tokens_per_s'], 1) if lp else '-'} |")
     s = result["summary"]
     lines += ["", f"TTFT p99 ratio contended/alone: {_f(s['ttft_ratio'])}x; "
               f"TPOT p99 ratio: {_f(s['tpot_ratio'])}x; "
               f"LP throughput loss: {_f(s['lp_loss_pct'], 1)} %", ""]
+    if s.get("overloaded_phases"):
+        lines += [f"Overloaded (requests waiting over {cfg.get('max_queue_delay_s')} s "
+                  f"dropped): {', '.join(s['overloaded_phases'])}", ""]
     if s.get("host_probe_ratio_hp") is not None or s.get("decode_issue_ratio") is not None:
         lines += [f"Host probe contended/alone: HP {_f(s.get('host_probe_ratio_hp'))}x, "
                   f"LP {_f(s.get('host_probe_ratio_lp'))}x; HP decode step contended/alone: "

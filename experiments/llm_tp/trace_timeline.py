@@ -9,6 +9,7 @@ aten operators stand in for them (so the code path is tested), and the
 summary says so.
 """
 
+import gzip
 import json
 import os
 import tempfile
@@ -77,6 +78,32 @@ def split_requests(trace_events, on_gpu):
         requests.append([[round(k["ts"] - t0, 3), round(k["dur"], 3), kernel_class(k["name"])]
                          for k in mine])
     return requests
+
+
+def save(path, doc):
+    """Writes a timeline: gzip-compressed JSON when @path ends in .gz (what
+    the driver writes: a DeepSeek HP timeline is ~1.6 MB as text, ~10x less
+    compressed, so every rank's files of a TP run come back from a lent
+    machine), plain JSON otherwise. Atomic (temporary file, then rename)."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    text = json.dumps(doc, separators=(",", ":")).encode()
+    if path.endswith(".gz"):
+        # mtime 0: the same timeline gives the same bytes
+        with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
+            f.write(text)
+    else:
+        with open(tmp, "wb") as f:
+            f.write(text)
+    os.replace(tmp, path)
+
+
+def load(path):
+    """Reads a timeline written by save(), or an older plain .json one."""
+    with open(path, "rb") as f:
+        head = f.read(2)
+    opener = gzip.open if head == b"\x1f\x8b" else open
+    with opener(path, "rt") as f:
+        return json.load(f)
 
 
 def summarize(requests):

@@ -164,7 +164,7 @@ def run_profile(ctx, cmd):
     requests, on_gpu = capture(ctx, step, cmd["count"], period)
     if ctx.rank != 0 and not cfg["profile_all_ranks"]:
         return None
-    name = f"{cfg['file_stem']}_{ctx.job}_rank{ctx.rank}.json"
+    name = f"{cfg['file_stem']}_{ctx.job}_rank{ctx.rank}.json.gz"
     doc = {"workload": f"llm_tp {ctx.job} {cfg['model_label']}"
                        + (f" prompt {cfg['prompt_len']} + {cfg['new_tokens']} new tokens"
                           if ctx.job == "hp" else f" {cfg['lp_mode']} batch {cfg['lp_batch']}"),
@@ -179,7 +179,8 @@ def run_profile(ctx, cmd):
         doc["summary"]["note"] = ("CPU run: outermost aten operators stand in for GPU "
                                   "kernels; not a GPU timeline")
     os.makedirs(cfg["profile_dir"], exist_ok=True)
-    write_json(os.path.join(cfg["profile_dir"], name), doc)
+    from trace_timeline import save
+    save(os.path.join(cfg["profile_dir"], name), doc)
     return {"file": name, "requests": len(requests)}
 
 

@@ -45,6 +45,50 @@ def probe_problems(where, task, cfg, back_to_back):
     return errs
 
 
+def overload_problems(name, phase, hp, doc, args):
+    """The admission bound's fields: every measured request served or
+    dropped, the phase flagged exactly when requests were dropped, and the
+    phases the test expects overloaded (and only those) flagged."""
+    errs = []
+    flag = phase.get("overloaded")
+    if not isinstance(flag, bool):
+        return [f"{name}: phase 'overloaded' is {flag!r}, not a bool"]
+    if not hp:
+        return [] if not flag else [f"{name}: overloaded without an HP job"]
+    for key in ("dropped", "dropped_warmup", "scheduled"):
+        if not isinstance(hp.get(key), int) or hp[key] < 0:
+            return [f"{name}: hp.{key} is {hp.get(key)!r}, not a count"]
+    if hp.get("overloaded") is not flag:
+        errs.append(f"{name}: hp.overloaded {hp.get('overloaded')!r} != phase's {flag!r}")
+    if hp["requests"] + hp["dropped"] != hp["scheduled"]:
+        errs.append(f"{name}: {hp['requests']} served + {hp['dropped']} dropped != "
+                    f"{hp['scheduled']} scheduled")
+    if flag != (hp["dropped"] + hp["dropped_warmup"] > 0):
+        errs.append(f"{name}: overloaded {flag} but {hp['dropped']} + "
+                    f"{hp['dropped_warmup']} (warm-up) dropped")
+    if flag and hp.get("first_drop_s") is None:
+        errs.append(f"{name}: overloaded without first_drop_s")
+    bound = doc["config"].get("max_queue_delay_s")
+    if bound and hp["ttfts_ms"]:
+        # a served request waited at most the bound, then one prefill
+        worst = bound * 1e3 + args.max_prefill_ms
+        if max(hp["ttfts_ms"]) > worst:
+            errs.append(f"{name}: a TTFT of {max(hp['ttfts_ms']):.0f} ms passed the "
+                        f"{bound} s admission bound (+{args.max_prefill_ms} ms)")
+    if args.expect_overloaded is not None:
+        want = name in args.expect_overloaded
+        if flag != want:
+            errs.append(f"{name}: overloaded is {flag}, expected {want}")
+        if want and not hp["dropped"]:
+            errs.append(f"{name}: overloaded but no measured request dropped")
+    in_summary = name in (doc["summary"].get("overloaded_phases") or [])
+    if in_summary != flag:
+        errs.append(f"{name}: summary.overloaded_phases disagrees with the phase's flag")
+    if (doc["summary"].get("dropped") or {}).get(name) != hp["dropped"]:
+        errs.append(f"{name}: summary.dropped[{name}] is not hp.dropped")
+    return errs
+
+
 def problems_in_result(doc, args):
     errs = []
 
@@ -89,6 +133,7 @@ def problems_in_result(doc, args):
         want = {"hp_alone": {"hp"}, "lp_alone": {"lp"}, "contended": {"hp", "lp"}}[name]
         need(set(tasks) == want, f"{name}: tasks {sorted(tasks)}, expected {sorted(want)}")
         hp = tasks.get("hp")
+        errs += overload_problems(name, phase, hp, doc, args)
         if hp:
             need(hp["role"] == "hp" and hp["tp"] == args.tp, f"{name}: hp role/tp wrong")
             n = hp["requests"]
@@ -121,6 +166,8 @@ def problems_in_result(doc, args):
             need(split == [hp["requests"]] * 2,
                  f"{name}: decode_issue_ms/decode_wait_ms have {split} values, not "
                  f"{hp['requests']}")
+    if args.max_wall is not None and doc.get("wall_s", 0) > args.max_wall:
+        errs.append(f"wall_s {doc.get('wall_s')} over {args.max_wall} s")
     s = doc["summary"]
     for key in ("ttft_p99_alone_ms", "ttft_p99_contended_ms", "ttft_ratio",
                 "tpot_p99_alone_ms", "tpot_p99_contended_ms", "tpot_ratio",
@@ -140,17 +187,23 @@ def problems_in_result(doc, args):
 
 
 def problems_in_timelines(prof_dir, tp, all_ranks):
+    llm_tp = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path[:0] = [llm_tp, os.path.join(os.path.dirname(llm_tp), "common")]
+    from trace_timeline import load
     errs = []
     files = sorted(os.listdir(prof_dir)) if os.path.isdir(prof_dir) else []
     for job in ("hp", "lp"):
         ranks = range(tp) if all_ranks else [0]
         for r in ranks:
-            name = [f for f in files if f.endswith(f"_{job}_rank{r}.json")]
+            # the driver writes gzip-compressed JSON (.json.gz)
+            name = [f for f in files if f.endswith(f"_{job}_rank{r}.json.gz")]
             if not name:
                 errs.append(f"no {job} timeline for rank {r} in {prof_dir} ({files})")
                 continue
-            with open(os.path.join(prof_dir, name[0])) as f:
-                doc = json.load(f)
+            with open(os.path.join(prof_dir, name[0]), "rb") as f:
+                if f.read(2) != b"\x1f\x8b":
+                    errs.append(f"{name[0]}: not gzip-compressed")
+            doc = load(os.path.join(prof_dir, name[0]))
             for key in ("workload", "device", "torch", "batch", "period_s", "requests",
                         "summary", "rank", "tp"):
                 if key not in doc:
@@ -185,6 +238,16 @@ def main():
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--pinned", action="store_true")
     p.add_argument("--min-cores", type=int, default=0)
+    p.add_argument("--expect-overloaded", type=lambda v: [x for x in v.split(",") if x],
+                   default=None, metavar="PHASES",
+                   help="comma-separated phases that must be overloaded (dropped "
+                        "requests); every other phase must not be ('' : none)")
+    p.add_argument("--max-prefill-ms", type=float, default=5000.0,
+                   help="slack over --max-queue-delay a served request's TTFT may have")
+    p.add_argument("--max-wall", type=float, default=None,
+                   help="the run's wall_s must not exceed this")
+    p.add_argument("--min-gpus", type=int, default=0,
+                   help="exit 77 (skipped) when torch sees fewer CUDA GPUs")
     p.add_argument("cmd", nargs=argparse.REMAINDER)
     args = p.parse_args()
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
@@ -193,6 +256,12 @@ def main():
             importlib.import_module(mod)
         except ImportError as exc:
             print(f"SKIP: {mod} is not importable by {sys.executable} ({exc})")
+            return SKIP
+    if args.min_gpus:
+        import torch
+        have = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if have < args.min_gpus:
+            print(f"SKIP: torch sees {have} CUDA GPU(s), the test needs {args.min_gpus}")
             return SKIP
     if args.min_cores:
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
