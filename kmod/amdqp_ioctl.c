@@ -302,14 +302,17 @@ static long amdqp_ioctl_set_priority(struct amdqp_file *f, void __user *arg,
 {
 	struct amdqp_set_priority sp;
 	struct amdqp_queue *q;
-	u32 old;
+	u32 old, state = 0;
 	long ret;
 
 	ret = copy_struct_from_user(&sp, sizeof(sp), arg, size);
 	if (ret)
 		return ret;
-	if (sp.flags || sp.priority > AMDQP_PRIORITY_MAX)
-		return -EINVAL;
+	/* A well-formed request gets its result written back, errors too. */
+	if (sp.flags || sp.priority > AMDQP_PRIORITY_MAX) {
+		ret = -EINVAL;
+		goto out;
+	}
 
 	mutex_lock(&amdqp_lock);
 	q = amdqp_find_queue(&sp.ref, f->pid_ns);
@@ -346,10 +349,15 @@ static long amdqp_ioctl_set_priority(struct amdqp_file *f, void __user *arg,
 	mutex_unlock(&amdqp_lock);
 	mutex_unlock(&q->dev->sched_lock);
 put:
+	/* The queue's state after the call, as LIST_QUEUES shows it. */
+	mutex_lock(&amdqp_lock);
+	if (!q->dead)
+		state = amdqp_qstate(f, q, amdqp_now_ns());
+	mutex_unlock(&amdqp_lock);
 	amdqp_queue_put(q);
 out:
 	sp.ref.result = ret;
-	sp.ref.state = 0;
+	sp.ref.state = state;
 	if (copy_to_user(arg, &sp, min_t(size_t, size, sizeof(sp))))
 		return -EFAULT;
 	return ret;

@@ -598,14 +598,51 @@ static int sim_mmap(struct file *filp, struct vm_area_struct *vma)
 	return ret;
 }
 
+/* The whole command this module was built with for number @nr, or 0. */
+static unsigned int sim_ioctl_cmd(unsigned int nr)
+{
+	switch (nr) {
+	case _IOC_NR(AMDQP_SIM_IOC_CREATE_QUEUE):
+		return AMDQP_SIM_IOC_CREATE_QUEUE;
+	case _IOC_NR(AMDQP_SIM_IOC_DESTROY_QUEUE):
+		return AMDQP_SIM_IOC_DESTROY_QUEUE;
+	case _IOC_NR(AMDQP_SIM_IOC_SUBMIT):
+		return AMDQP_SIM_IOC_SUBMIT;
+	case _IOC_NR(AMDQP_SIM_IOC_WAIT):
+		return AMDQP_SIM_IOC_WAIT;
+	case _IOC_NR(AMDQP_SIM_IOC_QUERY):
+		return AMDQP_SIM_IOC_QUERY;
+	case _IOC_NR(AMDQP_SIM_IOC_UPDATE_QUEUE):
+		return AMDQP_SIM_IOC_UPDATE_QUEUE;
+	case _IOC_NR(AMDQP_SIM_IOC_SET_CU_MASK):
+		return AMDQP_SIM_IOC_SET_CU_MASK;
+	case _IOC_NR(AMDQP_SIM_IOC_GET_CU_MASK):
+		return AMDQP_SIM_IOC_GET_CU_MASK;
+	default:
+		return 0;
+	}
+}
+
+/* Largest argument size any version of a structure may have (as amdqp). */
+#define SIM_IOC_MAX_SIZE	4096
+
 static long sim_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	struct sim_file *f = filp->private_data;
 	void __user *uarg = (void __user *)arg;
 	u32 size = _IOC_SIZE(cmd);
+	unsigned int known;
 
 	if (_IOC_TYPE(cmd) != AMDQP_SIM_IOC_MAGIC)
 		return -ENOTTY;
+	/* amdqp.h's rules: the direction is part of the command's identity. */
+	known = sim_ioctl_cmd(_IOC_NR(cmd));
+	if (!known || _IOC_DIR(cmd) != _IOC_DIR(known))
+		return -ENOTTY;
+	/* Another size must be one some version of a structure can have. */
+	if (cmd != known &&
+	    (size < 8 || size > SIM_IOC_MAX_SIZE || size % 8))
+		return -EINVAL;
 	switch (_IOC_NR(cmd)) {
 	case _IOC_NR(AMDQP_SIM_IOC_CREATE_QUEUE):
 		return sim_create_queue(f, uarg, size);
@@ -621,10 +658,8 @@ static long sim_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return sim_update_queue(f, uarg, size);
 	case _IOC_NR(AMDQP_SIM_IOC_SET_CU_MASK):
 		return sim_set_cu_mask(f, uarg, size);
-	case _IOC_NR(AMDQP_SIM_IOC_GET_CU_MASK):
-		return sim_get_cu_mask(f, uarg, size);
 	default:
-		return -ENOTTY;
+		return sim_get_cu_mask(f, uarg, size);
 	}
 }
 

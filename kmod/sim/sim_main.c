@@ -240,28 +240,67 @@ static int sim_dev_del(u32 gpu_id)
 	return -ENODEV;
 }
 
+/*
+ * Parse "GPU_ID [MODE [XCC [SLOTS]]]": decimal numbers that fit a u32 (no
+ * sign), words separated by blanks, nothing after SLOTS. Returns 0 or
+ * -EINVAL; fields not given keep the values the caller set.
+ */
+static int sim_parse_new_device(char *buf, u32 *gpu_id, u32 *mode,
+				u32 *num_xcc, u32 *slots)
+{
+	char *p = buf, *tok;
+	unsigned int n = 0;
+
+	while ((tok = strsep(&p, " \t\n"))) {
+		int ret = 0;
+
+		if (!*tok)
+			continue;	/* runs of blanks, the trailing newline */
+		switch (n++) {
+		case 0:
+			ret = kstrtou32(tok, 10, gpu_id);
+			break;
+		case 1:
+			if (!strcmp(tok, "hws"))
+				*mode = AMDQP_SCHED_HWS;
+			else if (!strcmp(tok, "mes"))
+				*mode = AMDQP_SCHED_MES;
+			else
+				ret = -EINVAL;
+			break;
+		case 2:
+			ret = kstrtou32(tok, 10, num_xcc);
+			break;
+		case 3:
+			ret = kstrtou32(tok, 10, slots);
+			break;
+		default:
+			ret = -EINVAL;	/* trailing fields */
+		}
+		/* kstrtou32() says -ERANGE for overflow: still bad input. */
+		if (ret)
+			return -EINVAL;
+	}
+	return n ? 0 : -EINVAL;
+}
+
 static ssize_t sim_new_device_write(struct file *file, const char __user *ubuf,
 				    size_t len, loff_t *ppos)
 {
-	u32 gpu_id, num_xcc = 1, slots = SIM_DEFAULT_SLOTS, mode;
-	char buf[64], modestr[8] = "hws";
-	int n, ret;
+	u32 gpu_id = 0, num_xcc = 1, slots = SIM_DEFAULT_SLOTS;
+	u32 mode = AMDQP_SCHED_HWS;
+	char buf[64];
+	int ret;
 
 	if (len >= sizeof(buf))
 		return -EINVAL;
 	if (copy_from_user(buf, ubuf, len))
 		return -EFAULT;
 	buf[len] = '\0';
-	n = sscanf(buf, "%u %7s %u %u", &gpu_id, modestr, &num_xcc, &slots);
-	if (n < 1 || !gpu_id)
+	if (sim_parse_new_device(buf, &gpu_id, &mode, &num_xcc, &slots))
 		return -EINVAL;
-	if (!strcmp(modestr, "hws"))
-		mode = AMDQP_SCHED_HWS;
-	else if (!strcmp(modestr, "mes"))
-		mode = AMDQP_SCHED_MES;
-	else
-		return -EINVAL;
-	if (!num_xcc || num_xcc > 16 || !slots || slots > SIM_MAX_SLOTS)
+	if (!gpu_id || !num_xcc || num_xcc > 16 || !slots ||
+	    slots > SIM_MAX_SLOTS)
 		return -EINVAL;
 	ret = sim_dev_new(gpu_id, mode, num_xcc, slots);
 	return ret ? ret : len;

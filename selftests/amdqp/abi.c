@@ -801,4 +801,206 @@ TEST_F(abi, cmd_extensible_sizes)
 	EXPECT_EQ(AMDQP_VERSION_MAJOR, ((struct amdqp_version *)buf)->major);
 }
 
+/*
+ * SET_PRIORITY writes ref.result back for every error ioctl.rst lists
+ * for it (a request malformed as a whole excepted), and ref.state 0 when
+ * no queue was looked up or found.
+ */
+TEST_F(abi, set_priority_result_written)
+{
+	struct amdqp_set_priority sp;
+	int res;
+
+	EXPECT_EQ(-EINVAL, qp_set_priority(self->qfd, getpid(), self->gpu,
+					   self->qid, AMDQP_PRIORITY_MAX + 1,
+					   &res));
+	EXPECT_EQ(-EINVAL, res);
+
+	memset(&sp, 0, sizeof(sp));
+	sp.ref = qref(getpid(), self->gpu, self->qid);
+	sp.priority = 1;
+	sp.flags = 1;
+	sp.ref.result = 0x7777;
+	sp.ref.state = 0x7777;
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_SET_PRIORITY, &sp));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-EINVAL, sp.ref.result);
+	EXPECT_EQ(0, sp.ref.state);
+
+	sp.flags = 0;
+	sp.ref.flags = 0x80;		/* unknown ref flag */
+	sp.ref.result = 0x7777;
+	EXPECT_EQ(-1, ioctl(self->qfd, AMDQP_IOC_SET_PRIORITY, &sp));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-EINVAL, sp.ref.result);
+
+	EXPECT_EQ(-EINVAL, qp_set_priority(self->qfd, 0, self->gpu, self->qid,
+					   1, &res));
+	EXPECT_EQ(-EINVAL, res);
+	EXPECT_EQ(-ENOENT, qp_set_priority(self->qfd, getpid(), self->gpu,
+					   0xdead, 1, &res));
+	EXPECT_EQ(-ENOENT, res);
+
+	/* Nothing changed. */
+	EXPECT_EQ(0, qp_set_priority(self->qfd, getpid(), self->gpu, self->qid,
+				     5, &res));
+	EXPECT_EQ(0, res);
+}
+
+/* ref.state is the queue's state after the call, as LIST_QUEUES shows. */
+TEST_F(abi, set_priority_state)
+{
+	struct amdqp_set_priority sp;
+	uint32_t listed;
+	int other;
+
+	ASSERT_EQ(0, qp_suspend1(self->qfd, getpid(), self->gpu, self->qid));
+	listed = qp_state(self->qfd, getpid(), self->gpu, self->qid);
+	ASSERT_EQ(AMDQP_QSTATE_SUSPENDED | AMDQP_QSTATE_HELD, listed);
+
+	memset(&sp, 0, sizeof(sp));
+	sp.ref = qref(getpid(), self->gpu, self->qid);
+	sp.priority = 4;
+	sp.ref.state = 0x7777;
+	ASSERT_EQ(0, ioctl(self->qfd, AMDQP_IOC_SET_PRIORITY, &sp));
+	EXPECT_EQ(0, sp.ref.result);
+	EXPECT_EQ(listed, sp.ref.state);
+
+	/* Another fd does not hold it: suspended, not held. */
+	other = qp_open();
+	ASSERT_LE(0, other);
+	sp.priority = 3;
+	sp.ref.state = 0x7777;
+	ASSERT_EQ(0, ioctl(other, AMDQP_IOC_SET_PRIORITY, &sp));
+	EXPECT_EQ(AMDQP_QSTATE_SUSPENDED, sp.ref.state);
+	EXPECT_EQ(qp_state(other, getpid(), self->gpu, self->qid),
+		  sp.ref.state);
+	close(other);
+
+	ASSERT_EQ(0, qp_resume1(self->qfd, getpid(), self->gpu, self->qid));
+	sp.priority = 2;
+	sp.ref.state = 0x7777;
+	ASSERT_EQ(0, ioctl(self->qfd, AMDQP_IOC_SET_PRIORITY, &sp));
+	EXPECT_EQ(0, sp.ref.state);
+}
+
+/*
+ * new_device takes exactly "GPU_ID [MODE [XCC [SLOTS]]]" of unsigned
+ * 32-bit decimals (sim.rst): no sign, no overflow, nothing after SLOTS.
+ */
+TEST_F(abi, sim_new_device_strict)
+{
+	static const char *const bad[] = {
+		"%u hws 1 8 extra\n", "%u hws 1 8 9 10\n", "%u mes -1\n",
+		"%u hws 1 -8\n", "-%u\n", "%u hws 4294967297 8\n",
+		"%u hws 1 18446744073709551617\n", "%u bogus\n", "%u hws 1x\n",
+		"\n", "hws\n",
+	};
+	static const char *const good[] = {
+		"%u\n", "%u mes\n", "%u hws 2\n", "  %u\tmes  2  4 \n",
+	};
+	/* 99999999999999999999 mod 2^32: what a wrapping parser made. */
+	const uint32_t wrapped = 1661992959;
+	const uint32_t id = ABI_GPU_BASE + 600;
+	char buf[96];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_LEN(bad); i++) {
+		if (sim_device_exists(id))
+			sim_del_device(id);
+		snprintf(buf, sizeof(buf), bad[i], id);
+		EXPECT_EQ(-EINVAL, write_str(SIM_DBG "/new_device", buf))
+			TH_LOG("accepted \"%s\"", bad[i]);
+		EXPECT_FALSE(sim_device_exists(id))
+			TH_LOG("\"%s\" made a device", bad[i]);
+	}
+	if (sim_device_exists(wrapped))
+		sim_del_device(wrapped);
+	EXPECT_EQ(-EINVAL, write_str(SIM_DBG "/new_device",
+				     "99999999999999999999\n"));
+	EXPECT_FALSE(sim_device_exists(wrapped));
+	if (sim_device_exists(wrapped))
+		sim_del_device(wrapped);
+	EXPECT_EQ(-EINVAL, write_str(SIM_DBG "/new_device", "4294967296\n"));
+	EXPECT_FALSE(sim_device_exists(0));
+
+	for (i = 0; i < ARRAY_LEN(good); i++) {
+		if (sim_device_exists(id))
+			sim_del_device(id);
+		snprintf(buf, sizeof(buf), good[i], id);
+		EXPECT_EQ(0, write_str(SIM_DBG "/new_device", buf))
+			TH_LOG("refused \"%s\"", good[i]);
+		EXPECT_TRUE(sim_device_exists(id));
+	}
+	sim_del_device(id);
+}
+
+/*
+ * The sim's own numbers follow amdqp.h's rules (sim.rst): other direction
+ * bits are -ENOTTY and do nothing, a size no version can have is -EINVAL.
+ */
+TEST_F(abi, sim_cmd_direction_and_size)
+{
+	static const struct {
+		unsigned int nr, dir, size;
+	} bad_dir[] = {
+		{ 0x40, _IOC_WRITE, sizeof(struct amdqp_sim_create_queue) },
+		{ 0x41, RW, sizeof(struct amdqp_sim_queue_id) },
+		{ 0x41, _IOC_READ, sizeof(struct amdqp_sim_queue_id) },
+		{ 0x41, _IOC_NONE, 0 },
+		{ 0x44, _IOC_READ, sizeof(struct amdqp_sim_query) },
+		{ 0x44, _IOC_WRITE, sizeof(struct amdqp_sim_query) },
+		{ 0x45, RW, sizeof(struct amdqp_sim_update_queue) },
+	};
+	static const unsigned int bad_size[] = { 0, 4, 20, 44, 4104 };
+	unsigned char buf[8192];
+	struct amdqp_queue_info infos[8];
+	struct amdqp_sim_query q;
+	unsigned int i;
+	uint32_t n = 0;
+
+	for (i = 0; i < ARRAY_LEN(bad_dir); i++) {
+		struct amdqp_sim_queue_id *id = (void *)buf;
+
+		memset(buf, 0, sizeof(buf));
+		/* Valid requests for the old code: create, destroy, query. */
+		if (bad_dir[i].nr == 0x40) {
+			struct amdqp_sim_create_queue *c = (void *)buf;
+
+			c->gpu_id = self->gpu;
+			c->priority = 1;
+		} else {
+			id->gpu_id = self->gpu;
+			id->queue_id = self->qid;
+		}
+		EXPECT_EQ(-1, ioctl(self->sfd, _IOC(bad_dir[i].dir,
+						    AMDQP_SIM_IOC_MAGIC,
+						    bad_dir[i].nr,
+						    bad_dir[i].size), buf));
+		EXPECT_EQ(ENOTTY, errno)
+			TH_LOG("nr 0x%x dir %u", bad_dir[i].nr, bad_dir[i].dir);
+	}
+	/* Nothing was destroyed or created. */
+	EXPECT_EQ(0, sim_query(self->sfd, self->gpu, self->qid, &q));
+	ASSERT_EQ(0, qp_list(self->qfd, self->gpu, getpid(), infos,
+			     ARRAY_LEN(infos), &n));
+	EXPECT_EQ(1, n);
+
+	for (i = 0; i < ARRAY_LEN(bad_size); i++) {
+		memset(buf, 0, sizeof(buf));
+		memcpy(buf, &(struct amdqp_sim_queue_id){ self->gpu, self->qid },
+		       8);
+		EXPECT_EQ(-1, ioctl(self->sfd, _IOC(RW, AMDQP_SIM_IOC_MAGIC,
+						    0x44, bad_size[i]), buf));
+		EXPECT_EQ(EINVAL, errno) TH_LOG("QUERY size %u", bad_size[i]);
+	}
+	/* Older and newer (zero tail) sizes keep working. */
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, &(struct amdqp_sim_queue_id){ self->gpu, self->qid }, 8);
+	EXPECT_EQ(0, ioctl(self->sfd, _IOC(RW, AMDQP_SIM_IOC_MAGIC, 0x44, 4096),
+			   buf));
+	EXPECT_EQ(0, ioctl(self->sfd, _IOC(RW, AMDQP_SIM_IOC_MAGIC, 0x44, 16),
+			   buf));
+}
+
 TEST_HARNESS_MAIN

@@ -1,27 +1,60 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The package installs offline into a venv the way the README says, and the
-# installed copy finds libamdqp by its soname.
-# Usage: pip_install_test.sh PYTHON PACKAGE_SRC WORK_DIR LIBAMDQP_DIR
+# The README's own Python install lines, run exactly as written (taken from
+# README.md, not retyped here) in a fresh venv without network: only what
+# Debian's python3-venv puts in a new venv (pip, setuptools, no wheel).
+# Then the installed copy finds libamdqp by its soname.
+# Usage: pip_install_test.sh REPO_ROOT WORK_DIR LIBAMDQP_DIR
 set -eu
-python=$1 src=$2 work=$3 libdir=$4
+root=$(readlink -f "$1") work=$2 libdir=$(readlink -f "$3")
+clean_path=/usr/local/bin:/usr/bin:/bin
 
-if ! "$python" -c 'import setuptools, wheel' 2>/dev/null; then
-	echo "SKIP: $python lacks setuptools or wheel (apt-get install python3-setuptools python3-wheel)"
+if ! env -i PATH=$clean_path python3 -c 'import ensurepip, venv; assert ensurepip.version()' 2>/dev/null; then
+	echo "SKIP: python3 in $clean_path cannot make a venv (apt-get install python3-venv)"
 	exit 77
 fi
 rm -rf "$work"
-mkdir -p "$work"
-# A copy, so that the in-tree build leaves nothing in the source folder.
-cp -r "$src" "$work/src"
-rm -rf "$work/src/tests" "$work/src/build" "$work/src"/*.egg-info
-"$python" -m venv --system-site-packages "$work/venv"
-"$work/venv/bin/python" -m pip install --no-index --no-build-isolation --no-cache-dir \
-	--disable-pip-version-check --quiet "$work/src"
+mkdir -p "$work/libuser"
+# A copy, so that the build leaves nothing in the source folder.
+cp -r "$root/libuser/python" "$work/libuser/python"
+rm -rf "$work/libuser/python/tests" "$work/libuser/python/build" \
+	"$work/libuser/python"/*.egg-info
 
+# The README's lines: the ```sh block under "Python bindings", comments
+# and blank lines dropped.
+# shellcheck disable=SC2016  # backquotes of the Markdown, not the shell
+sed -n '/^## Python bindings/,/^## /p' "$root/README.md" |
+	sed -n '/^```sh$/,/^```$/p' | sed '/^```/d; s/[[:space:]]*#.*$//; /^[[:space:]]*$/d' \
+	>"$work/readme-lines.sh"
+echo "README lines:"
+sed 's/^/  /' "$work/readme-lines.sh"
+grep -q 'pip install .*\./libuser/python' "$work/readme-lines.sh" || {
+	echo "FAIL: no 'pip install ... ./libuser/python' line in README.md's Python bindings block"
+	exit 1
+}
+
+# A fresh machine: the venv the README makes (under HOME), no index, no
+# cache, no user configuration, Debian's python3 first in PATH.
 cd "$work"
+mkdir -p "$work/home"
+cp "$work/readme-lines.sh" "$work/run.sh"
+# shellcheck disable=SC2016  # expanded by the shell that runs run.sh
+echo 'python -c "import sys; print(sys.prefix)" >"$PREFIX_OUT"' >>"$work/run.sh"
+env -i PATH=$clean_path HOME="$work/home" PREFIX_OUT="$work/prefix" \
+	PIP_NO_INDEX=1 PIP_NO_CACHE_DIR=1 PIP_CONFIG_FILE=/dev/null \
+	PIP_DISABLE_PIP_VERSION_CHECK=1 \
+	bash -eux "$work/run.sh"
+venv=$(cat "$work/prefix")
+case "$venv" in
+"$work"/home/*) ;;
+*) echo "FAIL: the README's lines left no venv active under HOME (python is $venv)"; exit 1 ;;
+esac
+if "$venv/bin/python" -c 'import wheel' 2>/dev/null; then
+	echo "note: this venv has the wheel package; the test is weaker"
+fi
+
 unset AMDQP_LIBRARY PYTHONPATH
-LD_LIBRARY_PATH=$libdir AMDQP_DEVICE=/nonexistent/amdqp "$work/venv/bin/python" - "$work/venv" <<'PY'
+LD_LIBRARY_PATH=$libdir AMDQP_DEVICE=/nonexistent/amdqp "$venv/bin/python" - "$venv" <<'PY'
 import sys
 import amdqp
 
