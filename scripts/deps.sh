@@ -49,7 +49,7 @@ deps_packages() {
 		cmake pkg-config libgtest-dev googletest libgmock-dev libbenchmark-dev
 		libcli11-dev nlohmann-json3-dev libhsa-runtime-dev libtomlplusplus-dev libsystemd-dev
 		prometheus
-		python3-venv python3-setuptools python3-pip
+		python3-venv python3-setuptools python3-pip python3-wheel-whl
 		clang-format shellcheck yamllint python3-jsonschema systemd
 		dkms hipcc
 		python3-torch python3-torchvision python3-numpy python3-matplotlib
