@@ -658,8 +658,10 @@ static long sim_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return sim_update_queue(f, uarg, size);
 	case _IOC_NR(AMDQP_SIM_IOC_SET_CU_MASK):
 		return sim_set_cu_mask(f, uarg, size);
-	default:
+	case _IOC_NR(AMDQP_SIM_IOC_GET_CU_MASK):
 		return sim_get_cu_mask(f, uarg, size);
+	default:
+		return -ENOTTY;	/* not reached: sim_ioctl_cmd() knows them all */
 	}
 }
 
