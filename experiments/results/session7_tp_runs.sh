@@ -48,7 +48,8 @@ run() {
     python3 experiments/llm_tp/llm_tp.py "$@" --warmup 5 --intra-op-threads 1 --pin-cores \
       --max-queue-delay 30 --out "$R/$name.json" --md "$R/$name.md" \
       --profile-dir "$R/tl/$name" --profile-all-ranks --quiet > "$R/$name.log" 2>&1
-  echo "$(date -u +%T) end $name: exit $?"
+  local rc=$?  # before any $(...): a command substitution resets $?
+  echo "$(date -u +%T) end $name: exit $rc"
 }
 
 DS=(--model deepseek --model-scale small)
@@ -59,7 +60,8 @@ cmd1)
   echo "$(date -u +%T) cuda_tp2 test"
   CUDA_VISIBLE_DEVICES=0,1 timeout 170 python3 experiments/llm_tp/tests/cuda_tp2.py \
     > "$R/cuda_tp2.log" 2>&1
-  echo "$(date -u +%T) cuda_tp2 exit $?"
+  rc=$?
+  echo "$(date -u +%T) cuda_tp2 exit $rc"
   run llm_tp-deepseek-tp2-h100x4-r3 0,1 "$HALF_A" "${DS[@]}" --tp 2 --rate 1 "${PH[@]}" &
   p1=$!
   run llm_tp-dense-tp2-rate05-h100x4-r1 2,3 "$HALF_B" "${DN[@]}" --tp 2 --rate 0.5 "${PH[@]}" &
