@@ -302,8 +302,8 @@ out:
  * Like setpriority(2) under RLIMIT_NICE: the owner may lower the priority
  * of its queues freely and raise it up to the queue's ceiling; above the
  * ceiling, or another user's queue, needs CAP_SYS_NICE in the initial user
- * namespace, and then the priority holds over the ceiling until the owner
- * sets one again. The new priority is what the owner asks for; the
+ * namespace, and then the priority holds over the ceiling until one at or
+ * below it is set. The new priority is what the owner asks for; the
  * effective one is clamped (amdqp_effective_priority()).
  */
 static long amdqp_ioctl_set_priority(struct amdqp_file *f, void __user *arg,
@@ -330,8 +330,12 @@ static long amdqp_ioctl_set_priority(struct amdqp_file *f, void __user *arg,
 		goto out;
 	}
 	owner = uid_eq(q->uid, current_euid());
-	/* Ask for the capability only where it decides. */
-	if ((!owner || sp.priority > q->ceiling) && !capable(CAP_SYS_NICE)) {
+	/*
+	 * Lowering is free (even from above the ceiling, where CAP_SYS_NICE
+	 * put it). Ask for the capability only where it decides.
+	 */
+	if ((!owner || (sp.priority > q->ceiling && sp.priority > q->priority)) &&
+	    !capable(CAP_SYS_NICE)) {
 		ret = -EPERM;
 		mutex_unlock(&amdqp_lock);
 		goto put;

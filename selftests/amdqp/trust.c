@@ -211,6 +211,32 @@ TEST_F(trust, ceiling_by_cgroup)
 	rmdir(dir);
 }
 
+/* SET_PRIORITY as @uid from a child; its result. */
+static int prio_as(uid_t uid, pid_t pid, uint32_t gpu, uint32_t qid,
+		   uint32_t prio)
+{
+	int up[2], r = 1, res;
+	pid_t c;
+
+	if (pipe(up))
+		return -errno;
+	c = fork();
+	if (!c) {
+		if (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
+		    setresuid(uid, uid, uid))
+			_exit(3);
+		r = qp_set_priority(qp_open(), pid, gpu, qid, prio, &res);
+		write_full(up[1], &r, sizeof(r));
+		_exit(0);
+	}
+	if (c < 0 || read_full(up[0], &r, sizeof(r)))
+		r = 0x7777;
+	waitpid(c, NULL, 0);
+	close(up[0]);
+	close(up[1]);
+	return r;
+}
+
 /*
  * SET_PRIORITY by the owner: lower freely, raise up to the ceiling, not
  * above it (EPERM); root (CAP_SYS_NICE) may go above.
@@ -267,6 +293,19 @@ TEST_F(trust, set_priority_ceiling)
 	ASSERT_EQ(0, qp_queue_info(self->qfd, o.pid, self->gpu, qid, &qi));
 	EXPECT_EQ(14, qi.priority);
 	EXPECT_EQ(5, qi.ceiling);
+	/* The owner may lower it from there, not raise it again. */
+	EXPECT_EQ(0, prio_as(USER_A, o.pid, self->gpu, qid, 10));
+	ASSERT_EQ(0, qp_queue_info(self->qfd, o.pid, self->gpu, qid, &qi));
+	EXPECT_EQ(10, qi.priority);
+	EXPECT_EQ(-EPERM, prio_as(USER_A, o.pid, self->gpu, qid, 11));
+	EXPECT_EQ(0, prio_as(USER_A, o.pid, self->gpu, qid, 4));
+	/* At or below the ceiling now: a lower ceiling clamps it again. */
+	EXPECT_EQ(0, ceil_set1(self->qfd, AMDQP_CEIL_UID, USER_A, 3));
+	ASSERT_EQ(0, qp_queue_info(self->qfd, o.pid, self->gpu, qid, &qi));
+	EXPECT_EQ(3, qi.priority);
+	EXPECT_EQ(4, qi.requested);
+	/* Another user, without CAP_SYS_NICE: not even lowering. */
+	EXPECT_EQ(-EPERM, prio_as(USER_B, o.pid, self->gpu, qid, 1));
 	owner_kill(&o);
 	close(up[0]);
 	close(up[1]);
