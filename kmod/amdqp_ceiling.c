@@ -143,19 +143,33 @@ void amdqp_ceiling_detach(struct amdqp_queue *q)
  * backends of those that changed (outside amdqp_lock, under the device's
  * sched_lock, as SET_PRIORITY does). Returns the queues changed.
  */
+static u32 amdqp_count_queues(void)
+{
+	struct amdqp_device *dev;
+	u32 n = 0;
+
+	mutex_lock(&amdqp_lock);
+	list_for_each_entry(dev, &amdqp_devices, node)
+		n += dev->num_queues;
+	mutex_unlock(&amdqp_lock);
+	return n;
+}
+
 static u32 amdqp_reclamp(void)
 {
 	struct amdqp_queue **qs = NULL;
 	struct amdqp_device *dev;
 	struct amdqp_queue *q;
-	u32 n = 0, cap = 0, changed = 0, i;
+	u32 n = 0, cap, changed = 0, i;
 
+	/*
+	 * Room for the backend calls, allocated without amdqp_lock (reclaim
+	 * may reach a GPU driver); queues added meanwhile beyond the slack
+	 * are re-clamped all the same, only their backend is not told.
+	 */
+	cap = amdqp_count_queues() + 64;
+	qs = kvcalloc(cap, sizeof(*qs), GFP_KERNEL | __GFP_NOWARN);
 	mutex_lock(&amdqp_lock);
-	list_for_each_entry(dev, &amdqp_devices, node)
-		cap += dev->num_queues;
-	/* A mutex: sleeping here is fine. Without it, backends miss out. */
-	if (cap)
-		qs = kvcalloc(cap, sizeof(*qs), GFP_KERNEL | __GFP_NOWARN);
 	list_for_each_entry(dev, &amdqp_devices, node) {
 		list_for_each_entry(q, &dev->queues, dev_node) {
 			u32 old = q->priority;

@@ -92,7 +92,8 @@ static int amdqp_rl_set(kuid_t uid, const struct amdqp_device *dev, u64 tat,
 			kfree(b);
 		}
 	}
-	b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	/* Under amdqp_lock: no reclaim, which may reach a GPU driver. */
+	b = kzalloc(sizeof(*b), GFP_NOWAIT | __GFP_ACCOUNT | __GFP_NOWARN);
 	if (!b)
 		return -ENOMEM;
 	b->dev_seq = dev->seq;
