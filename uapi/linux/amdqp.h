@@ -22,7 +22,7 @@
 #include <linux/types.h>
 
 #define AMDQP_VERSION_MAJOR	1
-#define AMDQP_VERSION_MINOR	1
+#define AMDQP_VERSION_MINOR	2
 
 /* KFD queue priorities: 0 lowest, 15 highest. */
 #define AMDQP_PRIORITY_MIN	0
@@ -34,6 +34,13 @@
 /* Backends (amdqp_version.backends, amdqp_device_info.backend). */
 #define AMDQP_BACKEND_SIM	_BITUL(0)
 #define AMDQP_BACKEND_KFD	_BITUL(1)
+
+/* amdqp_version.features (since ABI 1.2) */
+#define AMDQP_FEATURE_CEILING	_BITUL(0)	/* AMDQP_IOC_CEILINGS, per-queue ceilings */
+#define AMDQP_FEATURE_STARVE	_BITUL(1)	/* per-queue suspended-time budget */
+
+/* Largest number of entries the ceiling table holds. */
+#define AMDQP_MAX_CEILINGS	4096
 
 /* Scheduler firmware of a device. */
 #define AMDQP_SCHED_HWS		1	/* CP runlist: one update maps/unmaps all */
@@ -48,7 +55,9 @@
  * @max_batch: AMDQP_MAX_BATCH of this kernel
  * @priority_max: highest priority value accepted
  * @pad: zero
- * @features: reserved for feature bits, zero today
+ * @reserved: since ABI 1.2: the module's default_ceiling (the ceiling of
+ *	an owner no entry of the ceiling table matches)
+ * @features: AMDQP_FEATURE_* bits (zero before ABI 1.2)
  */
 struct amdqp_version {
 	__u32 major;
@@ -131,7 +140,9 @@ struct amdqp_list_devices {
  * @ring_va: ring buffer GPU VA (the HSA queue's base address); 0 with
  *	AMDQP_QSTATE_REDACTED in @state when the caller may not see it
  * @ring_size: ring size in bytes
- * @priority: current priority, AMDQP_PRIORITY_MIN..MAX
+ * @priority: effective priority, AMDQP_PRIORITY_MIN..MAX: the one
+ *	SUSPEND_BELOW compares, min(@requested, @ceiling) unless a
+ *	CAP_SYS_NICE caller set it above the ceiling
  * @state: AMDQP_QSTATE_* bits
  * @holders: number of fds holding it suspended
  * @backend: AMDQP_BACKEND_*
@@ -141,6 +152,12 @@ struct amdqp_list_devices {
  * @submitted: work items submitted, if the backend knows
  * @completed: work items completed, if the backend knows
  * @created_ns: CLOCK_MONOTONIC time of registration
+ * @requested: since ABI 1.2: the priority the owner asked for (at queue
+ *	creation or by SET_PRIORITY), kept while a ceiling clamps it
+ * @ceiling: since ABI 1.2: the ceiling of the owner's credentials and
+ *	cgroup at registration (see AMDQP_IOC_CEILINGS)
+ *
+ * Sizes: 96 bytes up to ABI 1.1, 104 since 1.2.
  */
 struct amdqp_queue_info {
 	__u32 pid;
@@ -159,6 +176,8 @@ struct amdqp_queue_info {
 	__u64 submitted;
 	__u64 completed;
 	__u64 created_ns;
+	__u32 requested;
+	__u32 ceiling;
 };
 
 /**
@@ -217,8 +236,14 @@ struct amdqp_queue_ref {
  * @priority: new priority
  * @flags: zero
  *
- * Raising a priority, or changing a queue of another user, needs
- * CAP_SYS_NICE (like setpriority(2)). The ioctl returns @ref.result.
+ * @priority is what the owner asks for; the queue's effective priority is
+ * min(@priority, its ceiling). The owner (same effective uid) may lower
+ * it freely and raise it up to the ceiling; raising it above the ceiling,
+ * or any change to a queue of another user, needs CAP_SYS_NICE in the
+ * initial user namespace (a priority above the ceiling stays effective as
+ * given, until one at or below it is set).
+ * -EPERM otherwise, -EINVAL for a @priority above AMDQP_PRIORITY_MAX.
+ * The ioctl returns @ref.result.
  */
 struct amdqp_set_priority {
 	struct amdqp_queue_ref ref;
@@ -245,15 +270,19 @@ struct amdqp_set_priority {
  * hardware while any fd holds it. All entries of one device are handled by
  * one scheduler update under HWS. The ioctl fails for malformed requests,
  * and SUSPEND with EBUSY, nothing done and no entry written, when the
- * caller has neither CAP_SYS_NICE nor CAP_SYS_ADMIN and a device it would
- * take a queue off is over the module's unpriv_suspend_rate (per second,
- * after a burst of unpriv_suspend_burst): under HWS every suspension
- * preempts all queues of the device. Retry later. Per-queue failures are
+ * caller has neither CAP_SYS_NICE nor CAP_SYS_ADMIN and is over the
+ * module's unpriv_suspend_rate (per second, after a burst of
+ * unpriv_suspend_burst) on a device it would take a queue off: under HWS
+ * every suspension preempts all queues of the device. Each (real uid,
+ * device) pair has its own budget (since ABI 1.2; one per device before),
+ * so one user spending theirs leaves other users' calls alone. Retry
+ * later. Per-queue failures are
  * in each entry's @result:
  *  -ENOENT  no such queue (or it vanished during the call)
  *  -EPERM   not allowed to suspend it
  *  -EALREADY suspend: this fd already holds it; resume: this fd does not
- *  -EAGAIN  in watchdog cooldown
+ *  -EAGAIN  in watchdog cooldown (after max_suspend_ms, or once its
+ *           budget of suspended time per starve_window_ms is spent)
  *  -ETIME   the firmware did not preempt in time (queue left running)
  *  -EBUSY   the backend could not act on the queue now
  *  -ENODEV  the device went away or was reset
@@ -273,8 +302,9 @@ struct amdqp_batch {
  * struct amdqp_gpu_set - AMDQP_IOC_SUSPEND_BELOW and AMDQP_IOC_RESUME_ALL
  * @gpu_ids: user pointer to @num_gpus __u32 gpu ids; 0 = every device
  * @num_gpus: 0..AMDQP_MAX_BATCH
- * @priority: SUSPEND_BELOW: queues with priority < this are suspended;
- *	RESUME_ALL: zero
+ * @priority: SUSPEND_BELOW: queues with an effective priority < this
+ *	are suspended, 0..AMDQP_PRIORITY_MAX (since ABI 1.2; 16 was
+ *	accepted before and is now -EINVAL); RESUME_ALL: zero
  * @flags: zero
  * @grace_us: as in struct amdqp_batch (SUSPEND_BELOW only)
  * @affected: out: queues this call suspended / resumed
@@ -303,6 +333,84 @@ struct amdqp_gpu_set {
 	__u64 latency_ns;
 };
 
+/* amdqp_ceiling.kind */
+#define AMDQP_CEIL_UID		1	/* @id: a uid */
+#define AMDQP_CEIL_GID		2	/* @id: a gid, primary or supplementary */
+#define AMDQP_CEIL_CGROUP	3	/* @id: a cgroup v2 id (its inode number) */
+
+/**
+ * struct amdqp_ceiling - one entry of the ceiling table
+ * @kind: AMDQP_CEIL_*
+ * @level: SET, LIST: the highest priority an owner it matches may have,
+ *	AMDQP_PRIORITY_MIN..MAX; CLEAR: zero
+ * @id: uid or gid in the caller's user namespace, or a cgroup v2 id (what
+ *	name_to_handle_at(2) or stat(2) gives for the cgroup's directory)
+ * @result: out: 0 or a negative errno for this entry (SET, CLEAR)
+ * @pad: zero
+ *
+ * A queue's ceiling is computed from its owner when it registers: the
+ * highest @level among the entries matching the owner's effective uid,
+ * any of its gids (effective and supplementary), or its cgroup v2 or any
+ * ancestor of it; the module parameter default_ceiling when none matches.
+ */
+struct amdqp_ceiling {
+	__u32 kind;
+	__u32 level;
+	__u64 id;
+	__s32 result;
+	__u32 pad;
+};
+
+/* amdqp_ceilings.op */
+#define AMDQP_CEIL_OP_SET	1	/* add, or replace the level of, entries */
+#define AMDQP_CEIL_OP_CLEAR	2	/* remove entries (by @kind and @id) */
+#define AMDQP_CEIL_OP_LIST	3	/* copy the table into @entries */
+#define AMDQP_CEIL_OP_FLUSH	4	/* remove every entry; @count zero */
+
+/**
+ * struct amdqp_ceilings - AMDQP_IOC_CEILINGS (since ABI 1.2)
+ * @entries: user pointer to @count entries of @entry_size bytes
+ * @count: SET, CLEAR: 1..AMDQP_MAX_BATCH entries; LIST: in: capacity,
+ *	out: entries in the table; FLUSH: zero
+ * @entry_size: in: sizeof(struct amdqp_ceiling) the caller knows (>= 24);
+ *	out: the kernel's
+ * @op: AMDQP_CEIL_OP_*
+ * @flags: zero
+ * @done: out: SET, CLEAR: entries whose @result is 0; LIST: entries written
+ * @default_ceiling: out: the module's default_ceiling
+ * @reclamped: out: queues whose effective priority this call changed
+ * @reserved: zero
+ *
+ * The administrator's table of priority ceilings: an identity the kernel
+ * holds for the queue's owner (uid, gid, cgroup), never one the tenant
+ * chooses, maps to the highest priority its queues may have. Every op
+ * needs CAP_SYS_ADMIN in the initial user namespace (-EPERM). After SET,
+ * CLEAR or FLUSH every registered queue's ceiling is recomputed from its
+ * owner's credentials and cgroup at registration, and its effective
+ * priority re-clamped: min(requested, ceiling), so raising a ceiling gives
+ * a clamped queue back what it asked for. Per-entry results of SET and
+ * CLEAR:
+ *  -EINVAL  unknown @kind, @level above AMDQP_PRIORITY_MAX (SET) or not
+ *           zero (CLEAR), non-zero @pad or @result, an @id that is no
+ *           valid uid/gid in the caller's user namespace
+ *  -ENOENT  CLEAR: no such entry
+ *  -ENOSPC  SET: the table holds AMDQP_MAX_CEILINGS entries already
+ * An entry array of a size the kernel does not know fails the call as a
+ * whole: shorter than 24 bytes or not a multiple of 8 with -EINVAL, a
+ * longer entry whose unknown tail is not zero with -E2BIG.
+ */
+struct amdqp_ceilings {
+	__u64 entries;
+	__u32 count;
+	__u32 entry_size;
+	__u32 op;
+	__u32 flags;
+	__u32 done;
+	__u32 default_ceiling;
+	__u32 reclamped;
+	__u32 reserved;
+};
+
 /* Event types; bit (1 << type) in amdqp_event_mask.mask selects one. */
 #define AMDQP_EVENT_OVERFLOW		0	/* @data: events lost */
 #define AMDQP_EVENT_QUEUE_CREATED	1	/* @data: priority */
@@ -310,10 +418,10 @@ struct amdqp_gpu_set {
 #define AMDQP_EVENT_PROCESS_EXIT	3
 #define AMDQP_EVENT_GPU_RESET		4
 #define AMDQP_EVENT_PREEMPT_FAILED	5	/* @error: -ETIME */
-#define AMDQP_EVENT_WATCHDOG		6	/* @data: ns it was suspended */
+#define AMDQP_EVENT_WATCHDOG		6	/* @data: ns of this suspension */
 #define AMDQP_EVENT_DEVICE_ADDED	7
 #define AMDQP_EVENT_DEVICE_REMOVED	8
-#define AMDQP_EVENT_PRIORITY		9	/* @data: new priority */
+#define AMDQP_EVENT_PRIORITY		9	/* @data: new effective priority */
 #define AMDQP_EVENT_MAX			9
 
 #define AMDQP_EVENT_MASK_ALL	((2ULL << AMDQP_EVENT_MAX) - 1)
@@ -365,5 +473,6 @@ struct amdqp_event_mask {
 #define AMDQP_IOC_SUSPEND_BELOW	  _IOWR(AMDQP_IOC_MAGIC, 0x06, struct amdqp_gpu_set)
 #define AMDQP_IOC_RESUME_ALL	  _IOWR(AMDQP_IOC_MAGIC, 0x07, struct amdqp_gpu_set)
 #define AMDQP_IOC_SET_EVENT_MASK  _IOW(AMDQP_IOC_MAGIC, 0x08, struct amdqp_event_mask)
+#define AMDQP_IOC_CEILINGS	  _IOWR(AMDQP_IOC_MAGIC, 0x09, struct amdqp_ceilings)
 
 #endif /* _UAPI_LINUX_AMDQP_H */
