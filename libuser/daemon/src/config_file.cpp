@@ -99,9 +99,10 @@ class Parser {
 };
 
 void parse_daemon(Parser& p, const toml::table& t, DaemonConfig& c) {
-    p.known_keys(t, "[daemon]",
-                 {"runtime_dir", "device", "metrics", "log_level", "poll_interval_us",
-                  "idle_poll_ms", "rescan_ms", "coop_lease_ms", "group_by", "realtime_priority"});
+    p.known_keys(
+        t, "[daemon]",
+        {"runtime_dir", "device", "metrics", "queue_metrics", "log_level", "poll_interval_us",
+         "idle_poll_ms", "rescan_ms", "coop_lease_ms", "group_by", "realtime_priority"});
     if (auto v = p.get<std::string>(t, "runtime_dir", "a string (a directory)"))
         c.runtime_dir = *v;
     if (auto v = p.get<std::string>(t, "device", "a string (a path)"))
@@ -112,6 +113,8 @@ void parse_daemon(Parser& p, const toml::table& t, DaemonConfig& c) {
             p.problem(t.get("metrics")->source(),
                       "metrics must be \"\" (off), HOST:PORT or unix:PATH, not '" + *v + "'");
     }
+    if (auto v = p.get<bool>(t, "queue_metrics", "true or false"))
+        c.queue_metrics = *v;
     if (auto v = p.get<std::string>(t, "log_level", "a string")) {
         if (*v == "error" || *v == "warning" || *v == "info" || *v == "debug")
             c.log_level = *v;

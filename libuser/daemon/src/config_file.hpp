@@ -67,10 +67,11 @@ enum class GroupBy {
 
 struct DaemonConfig {
     policy::Config policy;
-    std::string runtime_dir;                          // "" = AMDQP_RUNTIME_DIR or /dev/shm
-    std::string device;                               // "" = libamdqp's default (/dev/amdqp)
-    std::string metrics = "127.0.0.1:9464";           // "" = off; HOST:PORT or unix:PATH
-    std::string log_level = "info";                   // error, warning, info, debug
+    std::string runtime_dir;                 // "" = AMDQP_RUNTIME_DIR or /dev/shm
+    std::string device;                      // "" = libamdqp's default (/dev/amdqp)
+    std::string metrics = "127.0.0.1:9464";  // "" = off; HOST:PORT or unix:PATH
+    bool queue_metrics = false;              // per-queue series (pid labels: who runs what)
+    std::string log_level = "info";          // error, warning, info, debug
     std::chrono::microseconds poll_interval = 250us;  // while something is held off
     std::chrono::milliseconds idle_poll = 50ms;       // otherwise (wake channel covers starts)
     std::chrono::milliseconds rescan = 200ms;         // page directory and queue list

@@ -371,7 +371,7 @@ void Controller::refresh_queue_table() {
         for (const QueueInfo& q : dev_->queues()) {
             queue_table_[{q.pid, q.ring_va}] = q;
             queue_ids_[{static_cast<std::int32_t>(q.pid), q.gpu_id, q.queue_id}] = q;
-            if (procs_.contains(static_cast<pid_t>(q.pid)))
+            if (cfg_.queue_metrics && procs_.contains(static_cast<pid_t>(q.pid)))
                 suspended[{q.pid, q.gpu_id, q.queue_id}] =
                     static_cast<double>(q.suspended_ns) / 1e9;
         }

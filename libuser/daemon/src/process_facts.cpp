@@ -82,19 +82,30 @@ std::string pod_uid_in(const std::string& component, std::size_t from) {
 std::string pod_uid_of_cgroup(const std::string& cgroup) {
     // Only below a kubepods top level: a tenant may name its own cgroups
     // (systemd-run --user, a delegated subtree) "pod<uid>".
+    // Read from inside a cgroup namespace (amdqpd in a pod), another
+    // process's path is relative to the reader's: "/../../" up to the
+    // common ancestor, then down. Then the first component below must be
+    // one kubelet makes (a QoS level or a pod).
     std::istringstream is(cgroup);
     std::string comp;
-    bool kubepods = false;
     bool first = true;
+    bool relative = false;
     while (std::getline(is, comp, '/')) {
         if (comp.empty())
             continue;
+        if (first && comp == "..") {
+            relative = true;
+            continue;
+        }
         if (first) {
             first = false;
-            kubepods = comp == "kubepods" || comp == "kubepods.slice";
-            if (!kubepods)
+            const bool root = comp == "kubepods" || comp == "kubepods.slice";
+            const bool below = relative && (comp.starts_with("kubepods-") || comp == "burstable" ||
+                                            comp == "besteffort" || comp.starts_with("pod"));
+            if (!root && !below)
                 return {};
-            continue;
+            if (root || comp == "burstable" || comp == "besteffort")
+                continue;
         }
         if (comp.ends_with(".slice")) {
             // kubepods-<qos>-pod<uid>.slice or kubepods-pod<uid>.slice

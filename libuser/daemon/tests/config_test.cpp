@@ -27,6 +27,7 @@ TEST(Config, EmptyFileGivesTheDefaults) {
     EXPECT_EQ(c.policy.order, amdqp::policy::SuspendOrder::kBeforeDoorbell);
     EXPECT_EQ(c.policy.hysteresis_min, 3ms);
     EXPECT_EQ(c.group_by, GroupBy::kCgroup);
+    EXPECT_FALSE(c.queue_metrics) << "pid labels tell who runs what: off unless asked";
     EXPECT_TRUE(c.rules.empty());
 }
 
@@ -35,6 +36,7 @@ TEST(Config, EveryKnobIsRead) {
 [daemon]
 runtime_dir = "/run/x"
 metrics = "unix:/run/amdqp/m.sock"
+queue_metrics = true
 log_level = "debug"
 poll_interval_us = 100
 idle_poll_ms = 20
@@ -70,6 +72,7 @@ group = "train-job"
 )");
     EXPECT_EQ(c.runtime_dir, "/run/x");
     EXPECT_EQ(c.metrics, "unix:/run/amdqp/m.sock");
+    EXPECT_TRUE(c.queue_metrics);
     EXPECT_EQ(c.poll_interval, 100us);
     EXPECT_EQ(c.idle_poll, 20ms);
     EXPECT_EQ(c.coop_lease, 3000ms);
@@ -83,7 +86,7 @@ group = "train-job"
     EXPECT_EQ(c.policy.hysteresis_window, 16u);
     ASSERT_EQ(c.rules.size(), 2u);
     EXPECT_EQ(c.rules[0].priority, 12);
-    EXPECT_EQ(c.rules[0].where, "amdqpd.toml:29");
+    EXPECT_EQ(c.rules[0].where, "amdqpd.toml:30");
     EXPECT_EQ(c.rules[1].uid, 1001u);
     EXPECT_EQ(c.rules[1].priority, 2);
     EXPECT_EQ(c.rules[1].group, "train-job");

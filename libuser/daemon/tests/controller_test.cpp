@@ -7,12 +7,14 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -57,8 +59,9 @@ class Tagged {
         return init;
     }
     // A child whose page holds @slots, whatever they claim.
+    // @as_uid: the child runs as that user (the test must be root).
     Tagged(const std::string& dir, const std::vector<amdqp::detail::SlotInit>& slots,
-           const char* group = nullptr)
+           const char* group = nullptr, std::optional<uid_t> as_uid = std::nullopt)
         : dir_(dir) {
         int ready[2];
         if (pipe(ready) != 0)
@@ -67,6 +70,8 @@ class Tagged {
         if (pid_ == 0) {
             if (group)
                 setenv("AMDQP_GROUP", group, 1);
+            if (as_uid && (setgid(*as_uid) != 0 || setuid(*as_uid) != 0))
+                _exit(1);
             amdqp::detail::ActivityWriter w(dir);
             char ok = 'y';
             for (const auto& init : slots)
@@ -454,10 +459,18 @@ TEST_F(ControllerTest, ForgedPageSlotsChangeNothing) {
     Tagged victim(dir_.path(), shared_, 0, 7, 0x10000);
     auto& vq = fake_->add_queue(victim.pid(), kGpu, 0x10000, 7, getuid());
     using Slots = std::vector<amdqp::detail::SlotInit>;
+    // Another Unix user where the test can make one (root: nobody).
+    std::optional<uid_t> other;
+    if (geteuid() == 0) {
+        other = 65534;
+        chmod(dir_.path().c_str(), 01777);
+    }
     Tagged forger(dir_.path(),
                   Slots{Tagged::slot(shared_, 1, 15, 0x10000, kGpu, vq.queue_id),  // victim's id
                         Tagged::slot(shared_, 2, 15, 0x10000),                     // victim's ring
-                        Tagged::slot(shared_, 3, 15, 0x777000, kGpu, 4242)});      // no such queue
+                        Tagged::slot(shared_, 3, 15, 0x777000, kGpu, 4242)},       // no such queue
+                  nullptr, other);
+    ASSERT_NE(forger.page(), nullptr);
     forger.page()->slots[1].priority = 16;
     forger.page()->slots[2].priority = 0xFFFFFFFFu;
     auto c = make();
@@ -472,6 +485,7 @@ TEST_F(ControllerTest, ForgedPageSlotsChangeNothing) {
     EXPECT_FALSE(fake_->suspended(victim.pid(), kGpu, vq.queue_id));
     EXPECT_EQ(c->policy().suspend_level(kGpu), 0);
     EXPECT_EQ(c->policy().stats().suspend_calls, 0u);
+    EXPECT_EQ(c->processes(), 2u) << "the forger's page was looked at";
     EXPECT_EQ(queues_on(*c, kGpu), 1) << "only the victim's own slot: " << c->status_json();
     EXPECT_EQ(vq.priority, 7u);
 }
@@ -624,6 +638,20 @@ TEST_F(ControllerTest, QueuesPerUidAreCapped) {
     auto c = make();
     c->step();
     EXPECT_EQ(queues_on(*c, kGpu), 2);
+}
+
+// Per-queue series carry pid labels (who runs what on the node): only
+// when the admin asks for them.
+TEST_F(ControllerTest, QueueMetricsWithPidsOnlyWhenAsked) {
+    Tagged a(dir_.path(), shared_, 0, 7, 0x10000);
+    fake_->add_queue(a.pid(), kGpu, 0x10000, 7, getuid());
+    auto c = make();
+    c->step();
+    EXPECT_EQ(metrics_.render().find("pid=\""), std::string::npos) << metrics_.render();
+    cfg_.queue_metrics = true;
+    c = make();
+    c->step();
+    EXPECT_NE(metrics_.render().find("pid=\"" + std::to_string(a.pid()) + "\""), std::string::npos);
 }
 
 TEST_F(ControllerTest, WithoutTheModuleItKeepsRunningAndRetries) {

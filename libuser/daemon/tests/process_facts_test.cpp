@@ -133,6 +133,15 @@ TEST(ProcessFacts, PodUidFromKubepodsCgroups) {
     // cgroupfs driver
     EXPECT_EQ(pod_uid_of_cgroup("/kubepods/burstable/pod" + uid + "/0123456789abcdef"), uid);
     EXPECT_EQ(pod_uid_of_cgroup("/kubepods/pod" + uid + "/0123456789abcdef"), uid);
+    // Seen from inside a cgroup namespace (amdqpd in a pod): relative paths.
+    EXPECT_EQ(pod_uid_of_cgroup("/../../kubepods-besteffort.slice/kubepods-besteffort-pod" + u +
+                                ".slice/cri-containerd-1.scope"),
+              uid);
+    EXPECT_EQ(pod_uid_of_cgroup("/../../../kubepods-pod" + u + ".slice/cri-containerd-1.scope"),
+              uid);
+    EXPECT_EQ(pod_uid_of_cgroup("/../../pod" + uid + "/0123"), uid);
+    EXPECT_EQ(pod_uid_of_cgroup("/../../burstable/pod" + uid + "/0123"), uid);
+    EXPECT_EQ(pod_uid_of_cgroup("/../../user.slice/kubepods-pod" + u + ".slice/x"), "");
     // Not a pod: outside kubepods (a tenant may name its own cgroups so),
     // malformed uids, the QoS level itself.
     EXPECT_EQ(pod_uid_of_cgroup("/user.slice/user-1000.slice/kubepods/pod" + uid + "/x"), "");
