@@ -202,15 +202,6 @@ class Checker:
                     self.problem(where, "spec.selector.matchLabels does not match "
                                  "the template's labels")
 
-    @staticmethod
-    def host_path_of(spec, container, mount_dir):
-        """The host directory behind container's mountPath mount_dir, or None."""
-        volumes = {v.get("name"): v for v in spec.get("volumes", [])}
-        for m in container.get("volumeMounts", []):
-            if os.path.normpath(m.get("mountPath", "")) == os.path.normpath(mount_dir):
-                return volumes.get(m.get("name"), {}).get("hostPath", {}).get("path")
-        return None
-
     def daemon(self):
         """(file, doc, pod spec, amdqpd container) of the DaemonSet, or None."""
         for path, doc, _, spec in self.pods():

@@ -704,6 +704,10 @@ void Controller::reconcile_kernel() {
         }
         if (v)
             clamp(q, effective_priority(*v, q.priority));
+        // Its activity is unknown unless the backend counts its work: it
+        // is a victim of any suspension above it unless known to be idle.
+        if (q.submitted > 0 && q.completed >= q.submitted)
+            continue;
         auto [it, fresh] = lowest.try_emplace(q.gpu_id, static_cast<int>(q.priority));
         if (!fresh)
             it->second = std::min(it->second, static_cast<int>(q.priority));

@@ -589,6 +589,11 @@ TEST_F(ControllerTest, UntaggedVictimGetsItsRunSlices) {
     cfg_.policy.min_low_share = 0;
     Tagged hp(dir_.path(), shared_, 0, 12, 0x20000);
     fake_->add_queue(hp.pid(), kGpu, 0x20000, 12, getuid());
+    // A tagged lower queue, idle: the high work's suspensions are made
+    // for it, and hold the untagged one too.
+    Tagged lp(dir_.path(), shared_, 1, 2, 0x10000);
+    fake_->add_queue(lp.pid(), kGpu, 0x10000, 2, getuid());
+    shared_->read_index[1] = 0;
     // No page speaks for this one: a child that never tags.
     const pid_t untagged = fork();
     if (untagged == 0) {

@@ -261,19 +261,14 @@ std::map<std::uint32_t, int> Policy::wanted_levels(std::int64_t now) const {
     }
     close_over_groups(level);
     // A level with nothing below it suspends nothing: no call for it.
-    // Queues the policy does not watch are below it as much as tagged ones.
+    // (Only tagged queues ask for a call: one for queues nobody tagged
+    // would preempt the high work for victims that may have no work. Once
+    // made, the call holds them too, and the bound counts them: account.)
     std::map<std::uint32_t, int> lowest;
     for (const auto& [key, q] : queues_) {
         auto [it, fresh] = lowest.try_emplace(key.gpu_id, q.info.priority);
         if (!fresh)
             it->second = std::min(it->second, q.info.priority);
-    }
-    for (const auto& [id, g] : gpus_) {
-        if (!g.unwatched)
-            continue;
-        auto [it, fresh] = lowest.try_emplace(id, *g.unwatched);
-        if (!fresh)
-            it->second = std::min(it->second, *g.unwatched);
     }
     for (auto& [gpu, lvl] : level) {
         const auto low = lowest.find(gpu);

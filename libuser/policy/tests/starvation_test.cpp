@@ -88,6 +88,7 @@ TEST(Starvation, UnwatchedQueuesAreVictimsToo) {
     Config c;
     c.min_low_share = 0;
     Rig rig(c);
+    rig.add(20, 1, 2);  // a tagged lower queue, idle: it does not count
     const auto hp = rig.add(10, 1, 12);
     rig.policy.set_unwatched(1, 2);  // an untagged queue of priority 2 on GPU 1
     rig.keep_busy(hp);

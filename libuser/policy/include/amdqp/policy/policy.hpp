@@ -57,10 +57,11 @@ class Policy {
     void remove_queue(const QueueKey& key);
     void remove_process(std::int32_t pid);  // exit or crash: all its queues
     // Queues on @gpu the policy does not watch (untagged, or dropped as
-    // untrusted) but SUSPEND_BELOW holds all the same: the lowest priority
-    // among them, nullopt for none. Their activity is unknown, so they
-    // count as victims with work whenever the GPU is held above them: the
-    // starvation bound covers them as it covers tagged queues.
+    // untrusted) that SUSPEND_BELOW holds all the same: the lowest
+    // priority among those that may have work, nullopt for none. They
+    // count as victims whenever the GPU is held above them: the starvation
+    // bound covers them as it covers tagged queues. (They never ask for a
+    // suspension themselves.)
     void set_unwatched(std::uint32_t gpu, std::optional<int> lowest_priority);
 
     // Samples taken now; queues and processes not listed keep their state.
