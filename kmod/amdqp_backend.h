@@ -117,7 +117,8 @@ struct amdqp_device_desc {
  * @queue_id: id unique per (owner, device)
  * @ring_va: ring base VA as userspace knows it
  * @ring_size: ring size in bytes
- * @priority: initial priority, AMDQP_PRIORITY_MIN..MAX
+ * @priority: priority the owner asked for, AMDQP_PRIORITY_MIN..MAX; the
+ *	core clamps it to the owner's ceiling (amdqp_queue_priority())
  * @priv: backend data, amdqp_queue_priv() returns it
  */
 struct amdqp_queue_desc {
@@ -156,6 +157,14 @@ struct amdqp_queue *amdqp_queue_register(struct amdqp_device *dev,
 void amdqp_queue_unregister(struct amdqp_queue *q);
 void *amdqp_queue_priv(const struct amdqp_queue *q);
 u32 amdqp_queue_id(const struct amdqp_queue *q);
+/*
+ * The effective priority of @q: what the owner asked for (@priority at
+ * registration, or SET_PRIORITY) clamped to the ceiling of its owner. A
+ * backend that applies priorities to hardware applies this one after
+ * amdqp_queue_register(); later changes come through ops->set_priority.
+ * May sleep.
+ */
+u32 amdqp_queue_priority(struct amdqp_queue *q);
 
 /*
  * Events a backend reports. amdqp_report_reset() also drops every

@@ -20,6 +20,9 @@ static long amdqp_ioctl_version(void __user *arg, u32 size)
 		.backends = amdqp_bound_backends(),
 		.max_batch = AMDQP_MAX_BATCH,
 		.priority_max = AMDQP_PRIORITY_MAX,
+		.reserved = min_t(u32, READ_ONCE(amdqp_default_ceiling),
+				  AMDQP_PRIORITY_MAX),
+		.features = AMDQP_FEATURE_CEILING | AMDQP_FEATURE_STARVE,
 	};
 	struct amdqp_device *dev;
 
@@ -153,6 +156,8 @@ static void amdqp_fill_info(struct amdqp_file *f, struct amdqp_queue *q,
 	if (!see_va)
 		qi->state |= AMDQP_QSTATE_REDACTED;
 	qi->created_ns = q->created_ns;
+	qi->requested = q->requested;
+	qi->ceiling = q->ceiling;
 	if (q->dev->ops->get_queue_stats) {
 		struct amdqp_queue_stats s = {};
 
@@ -294,15 +299,21 @@ out:
 }
 
 /*
- * Like setpriority(2): anyone may lower the priority of their own queues;
- * raising it, or touching another user's queue, needs CAP_SYS_NICE.
+ * Like setpriority(2) under RLIMIT_NICE: the owner may lower the priority
+ * of its queues freely and raise it up to the queue's ceiling; above the
+ * ceiling, or another user's queue, needs CAP_SYS_NICE in the initial user
+ * namespace, and then the priority holds over the ceiling until one at or
+ * below it is set. The new priority is what the owner asks for; the
+ * effective one is clamped (amdqp_effective_priority()).
  */
 static long amdqp_ioctl_set_priority(struct amdqp_file *f, void __user *arg,
 				     u32 size)
 {
 	struct amdqp_set_priority sp;
 	struct amdqp_queue *q;
-	u32 old;
+	bool owner, nice = false;
+	u32 old, old_req, eff;
+	bool old_ovr;
 	long ret;
 
 	ret = copy_struct_from_user(&sp, sizeof(sp), arg, size);
@@ -318,30 +329,43 @@ static long amdqp_ioctl_set_priority(struct amdqp_file *f, void __user *arg,
 		ret = PTR_ERR(q);
 		goto out;
 	}
-	if ((sp.priority > q->priority || !uid_eq(q->uid, current_euid())) &&
+	owner = uid_eq(q->uid, current_euid());
+	/*
+	 * Lowering is free (even from above the ceiling, where CAP_SYS_NICE
+	 * put it). Ask for the capability only where it decides.
+	 */
+	if ((!owner || (sp.priority > q->ceiling && sp.priority > q->priority)) &&
 	    !capable(CAP_SYS_NICE)) {
 		ret = -EPERM;
 		mutex_unlock(&amdqp_lock);
 		goto put;
 	}
+	nice = sp.priority > q->ceiling;
 	mutex_unlock(&amdqp_lock);
 
 	/* Serialise with other scheduler changes on the device. */
 	mutex_lock(&q->dev->sched_lock);
 	mutex_lock(&amdqp_lock);
 	old = q->priority;
-	q->priority = sp.priority;
+	old_req = q->requested;
+	old_ovr = q->prio_override;
+	q->requested = sp.priority;
+	q->prio_override = nice;
+	q->priority = amdqp_effective_priority(q);
+	eff = q->priority;
 	mutex_unlock(&amdqp_lock);
-	if (q->dev->ops->set_priority && !q->dev->dead && old != sp.priority)
-		ret = q->dev->ops->set_priority(q, sp.priority);
+	if (q->dev->ops->set_priority && !q->dev->dead && old != eff)
+		ret = q->dev->ops->set_priority(q, eff);
 	mutex_lock(&amdqp_lock);
 	if (ret) {
 		q->priority = old;
-	} else if (old != sp.priority) {
+		q->requested = old_req;
+		q->prio_override = old_ovr;
+	} else if (old != eff) {
 		trace_amdqp_priority_change(q->dev->gpu_id, pid_nr(q->owner),
-					    q->queue_id, old, sp.priority);
+					    q->queue_id, old, eff);
 		amdqp_emit(AMDQP_EVENT_PRIORITY, q->owner, q->dev->gpu_id,
-			   q->queue_id, 0, sp.priority);
+			   q->queue_id, 0, eff);
 	}
 	mutex_unlock(&amdqp_lock);
 	mutex_unlock(&q->dev->sched_lock);
@@ -409,6 +433,10 @@ static const struct amdqp_ioctl_desc amdqp_ioctls[] = {
 	[_IOC_NR(AMDQP_IOC_SET_EVENT_MASK)] = {
 		.cmd = AMDQP_IOC_SET_EVENT_MASK,
 		.fn = amdqp_ioctl_set_event_mask,
+	},
+	[_IOC_NR(AMDQP_IOC_CEILINGS)] = {
+		.cmd = AMDQP_IOC_CEILINGS,
+		.fn = amdqp_ioctl_ceilings,
 	},
 };
 

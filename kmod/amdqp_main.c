@@ -29,7 +29,7 @@ unsigned int amdqp_unpriv_suspend_rate = 50;
 module_param_named(unpriv_suspend_rate, amdqp_unpriv_suspend_rate, uint,
 		   0644);
 MODULE_PARM_DESC(unpriv_suspend_rate,
-		 "Suspend calls per second and device allowed to callers without CAP_SYS_NICE or CAP_SYS_ADMIN; more fail with EBUSY (0 = no limit; default 50)");
+		 "Suspend calls per second allowed to each user (real uid) on each device, for callers without CAP_SYS_NICE or CAP_SYS_ADMIN; more fail with EBUSY (0 = no limit; default 50)");
 
 unsigned int amdqp_unpriv_suspend_burst = 20;
 module_param_named(unpriv_suspend_burst, amdqp_unpriv_suspend_burst, uint,
@@ -41,7 +41,57 @@ MODULE_PARM_DESC(unpriv_suspend_burst,
 bool amdqp_same_uid_control = true;
 module_param_named(same_uid_control, amdqp_same_uid_control, bool, 0644);
 MODULE_PARM_DESC(same_uid_control,
-		 "Let a process suspend the queues of another dumpable process with its uids/gids, as ptrace(2) does (N: own queues only, unless CAP_SYS_PTRACE/CAP_SYS_ADMIN; set N where Yama ptrace_scope >= 1 or an LSM restricts ptrace; default Y)");
+		 "Let a process suspend the queues of another dumpable process with its uids/gids that it may ptrace-attach to (the kernel's check: Yama ptrace_scope and LSMs apply) (N: own queues only, unless CAP_SYS_PTRACE/CAP_SYS_ADMIN; default Y)");
+
+/*
+ * The ceiling of owners no entry of the ceiling table matches (0..15,
+ * "normal" as amdqpctl names it by default); writing it re-clamps every
+ * queue. Written by sysfs, read with READ_ONCE.
+ */
+unsigned int amdqp_default_ceiling = 7;
+
+static int amdqp_default_ceiling_set(const char *val,
+				     const struct kernel_param *kp)
+{
+	int ret = param_set_uint_minmax(val, kp, AMDQP_PRIORITY_MIN,
+					AMDQP_PRIORITY_MAX);
+
+	if (!ret)
+		amdqp_ceiling_default_changed();
+	return ret;
+}
+
+static const struct kernel_param_ops amdqp_default_ceiling_ops = {
+	.set = amdqp_default_ceiling_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(default_ceiling, &amdqp_default_ceiling_ops,
+		&amdqp_default_ceiling, 0644);
+MODULE_PARM_DESC(default_ceiling,
+		 "Highest priority (0..15) of queues whose owner no entry of the ceiling table (AMDQP_IOC_CEILINGS) matches, unless it has CAP_SYS_NICE (default 7, normal)");
+
+unsigned int amdqp_starve_window_ms = 5000;
+module_param_named(starve_window_ms, amdqp_starve_window_ms, uint, 0644);
+MODULE_PARM_DESC(starve_window_ms,
+		 "Starvation budget: the window over which every queue is owed min_run_pct percent of time on the hardware, whoever suspends it (ms, 0 = off; default 5000)");
+
+static int amdqp_min_run_pct_set(const char *val,
+				 const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, 90);
+}
+
+static const struct kernel_param_ops amdqp_min_run_pct_ops = {
+	.set = amdqp_min_run_pct_set,
+	.get = param_get_uint,
+};
+
+unsigned int amdqp_min_run_pct = 10;
+module_param_cb(min_run_pct, &amdqp_min_run_pct_ops, &amdqp_min_run_pct,
+		0644);
+MODULE_PARM_DESC(min_run_pct,
+		 "Starvation budget: percent (0..90) of every starve_window_ms a queue is owed on the hardware; once its suspended time owed reaches the rest, it is resumed and immune until paid back (0 = off; default 10)");
 
 struct amdqp_stats amdqp_stats;
 
@@ -93,6 +143,10 @@ static int __init amdqp_init(void)
 
 	amdqp_debugfs_init();
 	amdqp_watchdog_init();
+	ret = amdqp_trust_init();
+	if (ret)
+		pr_warn("amdqp: no proc instance for ptrace checks (%d); same_uid_control denies all\n",
+			ret);
 #ifdef AMDQP_HAVE_KFD
 	ret = amdqp_kfd_init();
 	if (ret)
@@ -110,6 +164,7 @@ err:
 	amdqp_kfd_exit();
 #endif
 	amdqp_watchdog_exit();
+	amdqp_trust_exit();
 	amdqp_debugfs_exit();
 	return ret;
 }
@@ -123,6 +178,9 @@ static void __exit amdqp_exit(void)
 #ifdef AMDQP_HAVE_KFD
 	amdqp_kfd_exit();
 #endif
+	amdqp_ceiling_exit();
+	amdqp_ratelimit_exit();
+	amdqp_trust_exit();
 	amdqp_debugfs_exit();
 }
 

@@ -15,6 +15,9 @@
  *     emission, which walks every subscribed file, stays preemptible.
  *  4. amdqp_file.ev_lock (spinlock, per file): that file's ring contents
  *     and counters. O(1) work under it; never taken in interrupt context.
+ *
+ * amdqp_lock also covers the ceiling table (amdqp_ceiling.c) and the rate
+ * limit buckets (amdqp_ratelimit.c).
  */
 #ifndef AMDQP_PRIV_H
 #define AMDQP_PRIV_H
@@ -44,6 +47,9 @@ extern unsigned int amdqp_cooldown_ms;
 extern unsigned int amdqp_unpriv_suspend_rate;
 extern unsigned int amdqp_unpriv_suspend_burst;
 extern bool amdqp_same_uid_control;
+extern unsigned int amdqp_default_ceiling;
+extern unsigned int amdqp_starve_window_ms;
+extern unsigned int amdqp_min_run_pct;
 
 struct amdqp_device {
 	struct kref ref;
@@ -64,12 +70,6 @@ struct amdqp_device {
 	 * straddles a change did not act on the state the core knows.
 	 */
 	u64 generation;
-	/*
-	 * Rate limit of suspensions asked for by unprivileged callers
-	 * (amdqp_ratelimit.c): the theoretical arrival time of the next
-	 * allowed one, in ns. amdqp_lock.
-	 */
-	u64 rl_tat;
 	bool dead;			/* amdqp_lock; set once */
 };
 
@@ -85,7 +85,19 @@ struct amdqp_queue {
 	kuid_t uid;
 	u32 queue_id;
 	u64 seq;			/* registration order; set once */
-	u32 priority;			/* amdqp_lock */
+	/*
+	 * Priorities (amdqp_lock): @priority is the effective one, what
+	 * SUSPEND_BELOW compares and the backend applies: min(@requested,
+	 * @ceiling), or @requested itself with @prio_override (the owner had
+	 * CAP_SYS_NICE at registration, or a CAP_SYS_NICE caller set it).
+	 */
+	u32 priority;
+	u32 requested;
+	u32 ceiling;
+	bool prio_override;
+	/* The owner's identity at registration, for ceilings; set once. */
+	const struct cred *cred;	/* NULL if the owner had exited */
+	struct cgroup *cgrp;		/* its cgroup v2, or NULL */
 	u32 nr_holds;			/* amdqp_lock */
 	/*
 	 * ioctls that changed holds and have not finished reconciling
@@ -101,6 +113,13 @@ struct amdqp_queue {
 	u64 suspend_count;
 	u64 cooldown_until;
 	u64 wd_sweep;			/* last watchdog sweep that took it */
+	/*
+	 * Starvation budget (amdqp_watchdog.c): suspended time owed, growing
+	 * while off the hardware and paid back while on it, as of
+	 * @sv_stamp. Resume and re-suspend do not reset it.
+	 */
+	u64 sv_debt;
+	u64 sv_stamp;
 	bool hw_suspended;		/* off the hardware by us */
 	/* the watchdog fired for this stretch of suspension */
 	bool wd_fired;
@@ -151,6 +170,7 @@ bool amdqp_may_read_owner(struct pid *owner);
 bool amdqp_owner_creds(struct pid *owner, kuid_t uid, kgid_t gid, bool *same,
 		       bool *dumpable, struct user_namespace **ns);
 void amdqp_account_resume_locked(struct amdqp_queue *q, u64 now);
+u32 amdqp_effective_priority(const struct amdqp_queue *q);
 
 /* Time @q spent suspended, the current stretch included; amdqp_lock. */
 static inline u64 amdqp_suspended_ns(const struct amdqp_queue *q, u64 now)
@@ -168,18 +188,47 @@ long amdqp_ioctl_resume_all(struct amdqp_file *f, void __user *arg, u32 size);
 void amdqp_release_holds(struct amdqp_file *f);
 void amdqp_drop_holds_locked(struct amdqp_queue *q);
 u32 amdqp_qstate(struct amdqp_file *f, struct amdqp_queue *q, u64 now);
-int amdqp_may_control(struct amdqp_queue *q, bool audit);
+/*
+ * Owners over which current passed the kernel's ptrace attach check,
+ * Yama and other LSMs included (amdqp_trust.c): sorted struct pid
+ * pointers, each with a reference. Checked before taking amdqp_lock.
+ */
+struct amdqp_tracees {
+	struct pid **pids;
+	u32 n;
+};
+
+int amdqp_may_control(struct amdqp_queue *q, bool audit,
+		      const struct amdqp_tracees *t);
 void amdqp_reconcile(struct amdqp_queue **qs, unsigned int n, int *results,
 		     u32 grace_us, u64 *latency_ns);
 void amdqp_watchdog_init(void);
 void amdqp_watchdog_exit(void);
 void amdqp_watchdog_kick_locked(void);
 void amdqp_resume_everything(void);
+void amdqp_starve_update_locked(struct amdqp_queue *q, u64 now);
+
+/* amdqp_trust.c */
+int amdqp_trust_init(void);
+void amdqp_trust_exit(void);
+bool amdqp_control_all(void);
+int amdqp_tracees_check(struct amdqp_tracees *t, struct pid **pids, u32 n);
+void amdqp_tracees_free(struct amdqp_tracees *t);
+bool amdqp_tracees_has(const struct amdqp_tracees *t, struct pid *owner);
+
+/* amdqp_ceiling.c */
+void amdqp_ceiling_attach(struct amdqp_queue *q, struct pid *owner);
+void amdqp_ceiling_detach(struct amdqp_queue *q);
+void amdqp_ceiling_set_locked(struct amdqp_queue *q);
+void amdqp_ceiling_default_changed(void);
+void amdqp_ceiling_exit(void);
+long amdqp_ioctl_ceilings(struct amdqp_file *f, void __user *arg, u32 size);
 
 /* amdqp_ratelimit.c */
 bool amdqp_rate_exempt(void);
 int amdqp_rate_charge_locked(struct amdqp_queue **qs, unsigned int n,
 			     u64 now);
+void amdqp_ratelimit_exit(void);
 
 /* amdqp_ioctl.c */
 long amdqp_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);

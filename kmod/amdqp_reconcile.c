@@ -91,6 +91,7 @@ static void amdqp_mark_suspended_locked(struct amdqp_queue *q, u64 now)
 	lockdep_assert_held(&amdqp_lock);
 	if (q->hw_suspended)
 		return;
+	amdqp_starve_update_locked(q, now);
 	q->hw_suspended = true;
 	q->suspended_since = now;
 	q->suspend_count++;

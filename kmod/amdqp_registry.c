@@ -81,6 +81,7 @@ static void amdqp_queue_free(struct kref *ref)
 
 	if (dev->ops->queue_release)
 		dev->ops->queue_release(q);
+	amdqp_ceiling_detach(q);
 	put_pid(q->owner);
 	kfree(q);
 	amdqp_device_put(dev);
@@ -119,6 +120,17 @@ u32 amdqp_queue_id(const struct amdqp_queue *q)
 	return q->queue_id;
 }
 EXPORT_SYMBOL_NS_GPL(amdqp_queue_id, AMDQP);
+
+u32 amdqp_queue_priority(struct amdqp_queue *q)
+{
+	u32 prio;
+
+	mutex_lock(&amdqp_lock);
+	prio = q->priority;
+	mutex_unlock(&amdqp_lock);
+	return prio;
+}
+EXPORT_SYMBOL_NS_GPL(amdqp_queue_priority, AMDQP);
 
 struct amdqp_device *amdqp_device_find_locked(u32 gpu_id)
 {
@@ -174,6 +186,7 @@ void amdqp_account_resume_locked(struct amdqp_queue *q, u64 now)
 	lockdep_assert_held(&amdqp_lock);
 	if (!q->hw_suspended)
 		return;
+	amdqp_starve_update_locked(q, now);
 	q->suspended_total_ns += now - q->suspended_since;
 	q->hw_suspended = false;
 	q->wd_fired = false;
@@ -244,13 +257,16 @@ struct amdqp_queue *amdqp_queue_register(struct amdqp_device *dev,
 	q->queue_id = d->queue_id;
 	q->ring_va = d->ring_va;
 	q->ring_size = d->ring_size;
-	q->priority = d->priority;
+	q->requested = d->priority;
 	q->priv = d->priv;
 	q->created_ns = amdqp_now_ns();
+	amdqp_ceiling_attach(q, q->owner);
 
 	mutex_lock(&amdqp_lock);
 	if (dev->dead)
 		goto busy;
+	/* What the owner asked for, clamped to its ceiling. */
+	amdqp_ceiling_set_locked(q);
 	list_for_each_entry(other, &dev->queues, dev_node)
 		if (other->owner == q->owner && other->queue_id == q->queue_id)
 			goto busy;
@@ -272,6 +288,7 @@ struct amdqp_queue *amdqp_queue_register(struct amdqp_device *dev,
 
 busy:
 	mutex_unlock(&amdqp_lock);
+	amdqp_ceiling_detach(q);
 	put_pid(q->owner);
 	kfree(q);
 	return ERR_PTR(dev->dead ? -ENODEV : -EEXIST);

@@ -16,16 +16,17 @@
 
 /*
  * Like ptrace attach rights: the caller's own process; or the owner's real,
- * effective and saved ids equal the caller's real ones and it is dumpable
- * (unless same_uid_control is off); or CAP_SYS_PTRACE over the owner's user
+ * effective and saved ids equal the caller's real ones, it is dumpable,
+ * and the kernel's ptrace attach check passed for it before the call
+ * (@t, amdqp_trust.c: Yama's ptrace_scope and other LSMs decide there),
+ * unless same_uid_control is off; or CAP_SYS_PTRACE over the owner's user
  * namespace, or CAP_SYS_ADMIN. The credential test comes first so that a
  * capability is only asked for when it decides; @audit says whether a
  * missing one is worth an audit record (an explicit SUSPEND) or not (a
- * queue SUSPEND_BELOW merely skips). LSM ptrace hooks cannot be reached
- * from a module (not exported), hence the parameter. Returns 0 or
- * -EPERM/-ENOENT.
+ * queue SUSPEND_BELOW merely skips). Returns 0 or -EPERM/-ENOENT.
  */
-int amdqp_may_control(struct amdqp_queue *q, bool audit)
+int amdqp_may_control(struct amdqp_queue *q, bool audit,
+		      const struct amdqp_tracees *t)
 {
 	const struct cred *me = current_cred();
 	struct user_namespace *tns;
@@ -37,7 +38,8 @@ int amdqp_may_control(struct amdqp_queue *q, bool audit)
 			       &tns))
 		return ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN) ?
 		       0 : -ENOENT;
-	if (same && dumpable && READ_ONCE(amdqp_same_uid_control))
+	if (same && dumpable && READ_ONCE(amdqp_same_uid_control) &&
+	    amdqp_tracees_has(t, q->owner))
 		ok = true;
 	else if (audit)
 		ok = ns_capable(tns, CAP_SYS_PTRACE) || capable(CAP_SYS_ADMIN);
@@ -252,11 +254,41 @@ static void amdqp_unhold_locked(struct amdqp_file *f, struct amdqp_queue **qs,
 	}
 }
 
+/*
+ * The ptrace attach check for the owners @r names, before amdqp_lock (see
+ * amdqp_trust.c); callers who may control every queue skip it.
+ */
+static int amdqp_req_tracees(struct amdqp_req *r, struct amdqp_file *f,
+			     struct amdqp_tracees *t)
+{
+	struct pid **pids;
+	u32 i, k = 0;
+
+	if (amdqp_control_all())
+		return 0;
+	pids = kvcalloc(r->n, sizeof(*pids), AMDQP_GFP_CALLER);
+	if (!pids)
+		return -ENOMEM;
+	for (i = 0; i < r->n; i++) {
+		struct pid *p = NULL;
+
+		if (r->refs[i].pid && r->refs[i].pid <= PID_MAX_LIMIT) {
+			rcu_read_lock();
+			p = get_pid(find_pid_ns(r->refs[i].pid, f->pid_ns));
+			rcu_read_unlock();
+		}
+		if (p)
+			pids[k++] = p;
+	}
+	return amdqp_tracees_check(t, pids, k);
+}
+
 long amdqp_ioctl_suspend(struct amdqp_file *f, void __user *arg, u32 size)
 {
 	bool exempt = amdqp_rate_exempt();
+	struct amdqp_tracees t = {};
 	struct amdqp_req r;
-	u64 now = amdqp_now_ns();
+	u64 now;
 	long ret;
 	u32 i;
 
@@ -264,8 +296,12 @@ long amdqp_ioctl_suspend(struct amdqp_file *f, void __user *arg, u32 size)
 	if (ret)
 		goto out;
 	atomic64_inc(&amdqp_stats.suspend_calls);
+	ret = amdqp_req_tracees(&r, f, &t);
+	if (ret)
+		goto out;
 
 	mutex_lock(&amdqp_lock);
+	now = amdqp_now_ns();
 	for (i = 0; i < r.n; i++) {
 		struct amdqp_queue *q;
 
@@ -275,7 +311,7 @@ long amdqp_ioctl_suspend(struct amdqp_file *f, void __user *arg, u32 size)
 			continue;
 		}
 		r.qs[i] = q;
-		r.res[i] = amdqp_may_control(q, true);
+		r.res[i] = amdqp_may_control(q, true, &t);
 		if (!r.res[i] && amdqp_find_hold(f, q))
 			r.res[i] = -EALREADY;
 		if (!r.res[i] && now < q->cooldown_until)
@@ -313,6 +349,7 @@ long amdqp_ioctl_suspend(struct amdqp_file *f, void __user *arg, u32 size)
 
 	ret = amdqp_req_write(&r, f, arg, size);
 out:
+	amdqp_tracees_free(&t);
 	amdqp_req_free(&r);
 	return ret;
 }
@@ -422,6 +459,47 @@ static u32 amdqp_count_queues_locked(void)
 	return n;
 }
 
+/*
+ * The ptrace attach check for the owners of the queues SUSPEND_BELOW may
+ * take (at most @cap of them), before it takes amdqp_lock for good: see
+ * amdqp_trust.c. A queue of an owner that appears in between is skipped.
+ */
+static int amdqp_below_tracees(struct amdqp_file *f,
+			       const struct amdqp_gpus *g, u32 below, u32 cap,
+			       struct amdqp_tracees *t)
+{
+	struct pid *self = task_tgid(current);
+	struct amdqp_device *dev;
+	struct amdqp_queue *q;
+	struct pid **pids;
+	u32 k = 0;
+
+	if (amdqp_control_all() || !cap)
+		return 0;
+	pids = kvcalloc(cap, sizeof(*pids), AMDQP_GFP_CALLER);
+	if (!pids)
+		return -ENOMEM;
+	mutex_lock(&amdqp_lock);
+	list_for_each_entry(dev, &amdqp_devices, node) {
+		if (!amdqp_gpus_has(g, dev->gpu_id))
+			continue;
+		list_for_each_entry(q, &dev->queues, dev_node) {
+			if (k == cap)
+				goto full;
+			if (q->priority >= below || q->owner == self ||
+			    !pid_nr_ns(q->owner, f->pid_ns))
+				continue;
+			/* A process's queues are mostly adjacent. */
+			if (k && pids[k - 1] == q->owner)
+				continue;
+			pids[k++] = get_pid(q->owner);
+		}
+	}
+full:
+	mutex_unlock(&amdqp_lock);
+	return amdqp_tracees_check(t, pids, k);
+}
+
 long amdqp_ioctl_suspend_below(struct amdqp_file *f, void __user *arg,
 			       u32 size)
 {
@@ -431,17 +509,17 @@ long amdqp_ioctl_suspend_below(struct amdqp_file *f, void __user *arg,
 	struct amdqp_hold **holds = NULL;
 	struct amdqp_device *dev;
 	struct amdqp_gpu_set s;
+	struct amdqp_tracees t = {};
 	struct amdqp_gpus g = {};
-	u64 now = amdqp_now_ns();
 	u32 i, n = 0, cap;
 	int *res = NULL;
 	long ret;
+	u64 now;
 
 	ret = copy_struct_from_user(&s, sizeof(s), arg, size);
 	if (ret)
 		return ret;
-	if (s.flags || s.pad || s.reserved ||
-	    s.priority > AMDQP_PRIORITY_MAX + 1)
+	if (s.flags || s.pad || s.reserved || s.priority > AMDQP_PRIORITY_MAX)
 		return -EINVAL;
 	ret = amdqp_gpus_read(&g, &s);
 	if (ret)
@@ -472,8 +550,12 @@ long amdqp_ioctl_suspend_below(struct amdqp_file *f, void __user *arg,
 			goto out;
 		}
 	}
+	ret = amdqp_below_tracees(f, &g, s.priority, cap, &t);
+	if (ret)
+		goto out;
 
 	mutex_lock(&amdqp_lock);
+	now = amdqp_now_ns();
 	list_for_each_entry(dev, &amdqp_devices, node) {
 		struct amdqp_queue *q;
 
@@ -485,7 +567,7 @@ long amdqp_ioctl_suspend_below(struct amdqp_file *f, void __user *arg,
 			    amdqp_find_hold(f, q))
 				continue;
 			if (n == cap || now < q->cooldown_until ||
-			    amdqp_may_control(q, false)) {
+			    amdqp_may_control(q, false, &t)) {
 				s.skipped++;
 				continue;
 			}
@@ -534,6 +616,7 @@ out:
 	kvfree(res);
 	kvfree(qs);
 	kfree(g.ids);
+	amdqp_tracees_free(&t);
 	return ret;
 }
 

@@ -2,8 +2,20 @@
 /*
  * Starvation guard and repair loop. While any queue is off the hardware,
  * every period it resumes queues held off longer than max_suspend_ms (and
- * keeps them immune for cooldown_ms), and retries queues whose hardware
+ * keeps them immune for cooldown_ms), resumes queues that spent their
+ * budget of suspended time (below), and retries queues whose hardware
  * state disagrees with their holds (a resume the firmware refused, say).
+ *
+ * The budget bounds starvation however the suspensions come, whoever
+ * holds them, tagged queue or not: a queue is owed on the hardware at
+ * least min_run_pct percent of every starve_window_ms. Each queue keeps a
+ * debt of suspended time (amdqp_queue.sv_debt): it grows by the time spent
+ * off the hardware and is paid back while on it, at (100 - pct) / pct ns
+ * per ns, so resuming and re-suspending does not reset it. Once the debt
+ * reaches the budget, (100 - pct) percent of the window, the queue is
+ * resumed (the WATCHDOG event and tracepoint, as for max_suspend_ms) and
+ * immune until the debt is paid back: pct percent of the window on the
+ * hardware, at least cooldown_ms.
  * With nothing suspended it is not armed at all: the first suspension
  * arms it (amdqp_watchdog_kick_locked()), and it stops re-arming once
  * every device reports none.
@@ -15,6 +27,7 @@
  * whose resume keeps failing, however many and wherever in the lists,
  * never hide the ones behind them.
  */
+#include <linux/math64.h>
 #include <linux/printk.h>
 #include <linux/workqueue.h>
 
@@ -50,6 +63,58 @@ static bool amdqp_any_suspended_locked(void)
 		if (dev->num_suspended)
 			return true;
 	return false;
+}
+
+/* min_run_pct, capped: a queue is never owed all of its time. */
+#define AMDQP_MIN_RUN_PCT_MAX	90
+
+static u32 amdqp_run_pct(void)
+{
+	return min_t(u32, READ_ONCE(amdqp_min_run_pct), AMDQP_MIN_RUN_PCT_MAX);
+}
+
+/*
+ * Bring @q's debt of suspended time up to @now: the time since the last
+ * update adds to it if @q was off the hardware, pays it back otherwise.
+ * Call before hw_suspended changes. amdqp_lock.
+ */
+void amdqp_starve_update_locked(struct amdqp_queue *q, u64 now)
+{
+	u32 pct = amdqp_run_pct();
+	u64 dt = now > q->sv_stamp ? now - q->sv_stamp : 0;
+
+	lockdep_assert_held(&amdqp_lock);
+	if (!q->sv_stamp)
+		dt = 0;		/* never suspended: nothing owed */
+	q->sv_stamp = now;
+	if (q->hw_suspended) {
+		q->sv_debt += dt;
+	} else if (pct) {
+		u64 paid = mul_u64_u32_div(dt, 100 - pct, pct);
+
+		q->sv_debt -= min(q->sv_debt, paid);
+	} else {
+		q->sv_debt = 0;
+	}
+}
+
+/* The debt at which @q is resumed, 0 when the budget is off. */
+static u64 amdqp_starve_budget(void)
+{
+	u32 pct = amdqp_run_pct();
+	u64 window = (u64)READ_ONCE(amdqp_starve_window_ms) * NSEC_PER_MSEC;
+
+	if (!pct || !window)
+		return 0;
+	return div_u64(window * (100 - pct), 100);
+}
+
+/* Time on the hardware that pays back @q's debt. */
+static u64 amdqp_starve_payback(const struct amdqp_queue *q)
+{
+	u32 pct = amdqp_run_pct();
+
+	return pct ? mul_u64_u32_div(q->sv_debt, pct, 100 - pct) : 0;
 }
 
 /*
@@ -100,6 +165,7 @@ static unsigned int amdqp_wd_collect(struct amdqp_queue **qs, bool force,
 {
 	u64 limit = (u64)READ_ONCE(amdqp_max_suspend_ms) * NSEC_PER_MSEC;
 	u64 cool = (u64)READ_ONCE(amdqp_cooldown_ms) * NSEC_PER_MSEC;
+	u64 budget = amdqp_starve_budget();
 	struct amdqp_device *dev;
 	struct amdqp_queue *q;
 	unsigned int n = 0;
@@ -111,8 +177,15 @@ static unsigned int amdqp_wd_collect(struct amdqp_queue **qs, bool force,
 	now = amdqp_now_ns();
 	list_for_each_entry(dev, &amdqp_devices, node) {
 		list_for_each_entry(q, &dev->queues, dev_node) {
+			if (q->hw_suspended)
+				amdqp_starve_update_locked(q, now);
 			if (force)
 				amdqp_drop_holds_locked(q);
+			else if (q->hw_suspended && budget &&
+				 q->sv_debt >= budget)
+				amdqp_wd_overdue_locked(q, now,
+							max(cool,
+							    amdqp_starve_payback(q)));
 			else if (q->hw_suspended && limit &&
 				 now - q->suspended_since > limit)
 				amdqp_wd_overdue_locked(q, now, cool);

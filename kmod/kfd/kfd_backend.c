@@ -369,6 +369,14 @@ static void kfdbe_add_queue(struct kfd_qctl_queue *h,
 		.queue_id = info->queue_id,
 		.ring_va = info->ring_base,
 		.ring_size = info->ring_size,
+		/*
+		 * What the process chose at creation: the core clamps it to
+		 * the ceiling of the owner's identity, so that a tenant's
+		 * choice never outranks what the administrator granted
+		 * (amdqp_ceiling.c). The firmware keeps KFD's own priority,
+		 * which the glue cannot change; amdqp's (what SUSPEND_BELOW
+		 * compares) is the effective one.
+		 */
 		.priority = min_t(u32, info->priority, AMDQP_PRIORITY_MAX),
 	};
 	struct kfdbe_queue *kq;

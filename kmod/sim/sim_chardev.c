@@ -252,6 +252,12 @@ static long sim_create_queue(struct sim_file *f, void __user *arg, u32 size)
 			kref_put(&sq->ref, sim_queue_free);	/* not the last */
 			goto unlock;
 		}
+		/*
+		 * The firmware dispatches at the effective priority: what
+		 * was asked, clamped to the owner's ceiling. Not on the
+		 * device's lists yet: no lock needed for the write.
+		 */
+		sq->priority = amdqp_queue_priority(sq->aq);
 	}
 	spin_lock_irq(&sd->lock);
 	list_add_tail(&sq->dev_node, &sd->queues);

@@ -60,8 +60,9 @@ TEST_F(abi, version)
 	EXPECT_TRUE(v.backends & AMDQP_BACKEND_SIM);
 	EXPECT_LE(1, v.num_devices);
 	EXPECT_EQ(0, v.pad);
-	EXPECT_EQ(0, v.reserved);
-	EXPECT_EQ(0, v.features);
+	/* Since 1.2: default_ceiling, and the feature bits. */
+	EXPECT_GE(AMDQP_PRIORITY_MAX, v.reserved);
+	EXPECT_EQ(AMDQP_FEATURE_CEILING | AMDQP_FEATURE_STARVE, v.features);
 }
 
 /* An older, shorter struct gets what fits and nothing beyond it. */
@@ -92,7 +93,8 @@ TEST_F(abi, unknown_ioctl)
 	unsigned char buf[64] = { 0 };
 	unsigned int nr;
 
-	for (nr = 0x09; nr <= 0x4f; nr++) {
+	/* 0x09 is AMDQP_IOC_CEILINGS since ABI 1.2. */
+	for (nr = 0x0a; nr <= 0x4f; nr++) {
 		errno = 0;
 		EXPECT_EQ(-1, ioctl(self->qfd, _IOWR(AMDQP_IOC_MAGIC, nr,
 						       struct amdqp_batch), buf));
@@ -530,11 +532,13 @@ TEST_F(abi, priority_range)
 				   &qi));
 	EXPECT_EQ(5, qi.priority);
 
-	/* SUSPEND_BELOW accepts MAX + 1 ("everything"), nothing above. */
+	/* SUSPEND_BELOW takes 0..MAX like every level (16 was "all"). */
 	EXPECT_EQ(-EINVAL, qp_gpu_set(self->qfd, AMDQP_IOC_SUSPEND_BELOW, gpus,
-				      1, AMDQP_PRIORITY_MAX + 2, &gs));
+				      1, AMDQP_PRIORITY_MAX + 1, &gs));
+	EXPECT_EQ(-EINVAL, qp_gpu_set(self->qfd, AMDQP_IOC_SUSPEND_BELOW, gpus,
+				      1, 0xffffffff, &gs));
 	ASSERT_EQ(0, qp_gpu_set(self->qfd, AMDQP_IOC_SUSPEND_BELOW, gpus, 1,
-				AMDQP_PRIORITY_MAX + 1, &gs));
+				AMDQP_PRIORITY_MAX, &gs));
 	EXPECT_EQ(0, gs.affected);	/* our own queue is exempt */
 
 	/* The sim refuses priorities out of range at creation. */

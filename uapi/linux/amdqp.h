@@ -238,9 +238,10 @@ struct amdqp_queue_ref {
  *
  * @priority is what the owner asks for; the queue's effective priority is
  * min(@priority, its ceiling). The owner (same effective uid) may lower
- * it freely and raise it up to the ceiling; above the ceiling, or on a
- * queue of another user, needs CAP_SYS_NICE in the initial user namespace
- * (then @priority is effective as given, until the owner sets it again).
+ * it freely and raise it up to the ceiling; raising it above the ceiling,
+ * or any change to a queue of another user, needs CAP_SYS_NICE in the
+ * initial user namespace (a priority above the ceiling stays effective as
+ * given, until one at or below it is set).
  * -EPERM otherwise, -EINVAL for a @priority above AMDQP_PRIORITY_MAX.
  * The ioctl returns @ref.result.
  */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -57,6 +58,8 @@ QueueInfo to_queue_info(const amdqp_queue_info& q) {
     out.submitted = q.submitted;
     out.completed = q.completed;
     out.created_ns = q.created_ns;
+    out.requested = q.requested;
+    out.ceiling = q.ceiling;
     return out;
 }
 
@@ -167,6 +170,8 @@ Version Device::version() {
     out.max_batch = v.max_batch;
     out.priority_max = v.priority_max;
     out.features = v.features;
+    if (v.features & AMDQP_FEATURE_CEILING)
+        out.default_ceiling = v.reserved;
     return out;
 }
 
@@ -268,8 +273,9 @@ std::uint32_t Device::set_priority(const QueueRef& ref, int priority) {
         case EACCES:
             throw Error(errc::permission,
                         "amdqp: " + what +
-                            ": raising a priority, or changing another user's queue, needs "
-                            "CAP_SYS_NICE (run it as root, or grant the program cap_sys_nice)",
+                            ": a priority above the queue's ceiling (see amdqpctl list), or "
+                            "another user's queue, needs CAP_SYS_NICE; ask the administrator "
+                            "for a higher ceiling (amdqpctl ceiling)",
                         -r);
         case EINVAL:
             throw Error(errc::invalid, "amdqp: " + what + ": invalid queue reference (pid 0?)", -r);
@@ -360,7 +366,124 @@ GpuSetResult Device::suspend_below(std::span<const std::uint32_t> gpu_ids, int p
                     "amdqp: suspend below: priority " + std::to_string(priority) +
                         " is out of range: use 0..16 (16 suspends every priority)",
                     EINVAL);
+    if (priority > priority_max && (version().features & AMDQP_FEATURE_CEILING))
+        return suspend_every(gpu_ids, grace_us);
     return gpu_set(AMDQP_IOC_SUSPEND_BELOW, gpu_ids, priority, grace_us);
+}
+
+// "Every priority" on a kernel that takes levels 0..15 only (ABI 1.2):
+// below 15 in one call, then the priority-15 queues by reference, with
+// the same exemptions (the caller's own process, queues this fd holds).
+GpuSetResult Device::suspend_every(std::span<const std::uint32_t> gpu_ids, std::uint32_t grace_us) {
+    GpuSetResult out = gpu_set(AMDQP_IOC_SUSPEND_BELOW, gpu_ids, priority_max, grace_us);
+    const auto self = static_cast<std::uint32_t>(::getpid());
+    std::vector<QueueRef> top;
+    for (const auto& q : queues()) {
+        const bool on_gpus =
+            gpu_ids.empty() || std::find(gpu_ids.begin(), gpu_ids.end(), q.gpu_id) != gpu_ids.end();
+        if (on_gpus && q.priority >= static_cast<std::uint32_t>(priority_max) && q.pid != self &&
+            !q.held())
+            top.push_back(QueueRef::of(q));
+    }
+    if (top.empty())
+        return out;
+    const BatchResult b = suspend(top, grace_us);
+    for (const auto& e : b.entries)
+        if (e.error && e.error != -EALREADY && e.error != -ENOENT)
+            out.skipped++;
+    out.affected += b.done;
+    out.latency_ns += b.latency_ns;
+    return out;
+}
+
+CeilingResult Device::ceiling_update(std::uint32_t op, std::span<const Ceiling> entries) {
+    const char* what = op == AMDQP_CEIL_OP_SET ? "set ceilings" : "clear ceilings";
+    CeilingResult out;
+    out.entries.assign(entries.begin(), entries.end());
+    std::vector<amdqp_ceiling> chunk;
+    for (std::size_t start = 0; start < entries.size(); start += max_batch_) {
+        const std::size_t n = std::min<std::size_t>(max_batch_, entries.size() - start);
+        chunk.assign(n, amdqp_ceiling{});
+        for (std::size_t i = 0; i < n; i++) {
+            const Ceiling& c = entries[start + i];
+            chunk[i].kind = c.kind;
+            chunk[i].id = c.id;
+            chunk[i].level =
+                op == AMDQP_CEIL_OP_SET ? static_cast<std::uint32_t>(std::max(c.level, 0)) : 0;
+        }
+        amdqp_ceilings req{};
+        req.entries = user_ptr(chunk.data());
+        req.count = static_cast<std::uint32_t>(n);
+        req.entry_size = sizeof(amdqp_ceiling);
+        req.op = op;
+        const int r = sys_->ioctl(fd_, AMDQP_IOC_CEILINGS, &req);
+        if (r == -EPERM || r == -EACCES)
+            throw Error(errc::permission,
+                        std::string("amdqp: ") + what +
+                            ": the ceiling table needs CAP_SYS_ADMIN (run it as root)",
+                        -r);
+        if (r == -ENOTTY)
+            throw Error(errc::abi_mismatch,
+                        std::string("amdqp: ") + what +
+                            ": this kernel module has no ceiling table (ABI 1.2 needed)",
+                        -r);
+        if (r < 0)
+            fail(what, -r);
+        for (std::size_t i = 0; i < n; i++)
+            out.entries[start + i].error = chunk[i].result;
+        out.done += req.done;
+        out.reclamped += req.reclamped;
+    }
+    return out;
+}
+
+CeilingResult Device::set_ceilings(std::span<const Ceiling> entries) {
+    return ceiling_update(AMDQP_CEIL_OP_SET, entries);
+}
+
+CeilingResult Device::clear_ceilings(std::span<const Ceiling> entries) {
+    return ceiling_update(AMDQP_CEIL_OP_CLEAR, entries);
+}
+
+std::vector<Ceiling> Device::ceilings() {
+    const auto raw = list_until_fits<amdqp_ceiling>(64, 16, [&](auto& buf) {
+        amdqp_ceilings req{};
+        req.entries = user_ptr(buf.data());
+        req.count = static_cast<std::uint32_t>(buf.size());
+        req.entry_size = sizeof(amdqp_ceiling);
+        req.op = AMDQP_CEIL_OP_LIST;
+        const int r = sys_->ioctl(fd_, AMDQP_IOC_CEILINGS, &req);
+        if (r == -EPERM || r == -EACCES)
+            throw Error(errc::permission,
+                        "amdqp: list ceilings: the ceiling table needs CAP_SYS_ADMIN (run it as "
+                        "root)",
+                        -r);
+        if (r < 0)
+            fail("list ceilings", -r);
+        // list_until_fits reads count and filled.
+        struct {
+            std::uint32_t count, filled;
+        } seen{req.count, req.done};
+        return seen;
+    });
+    std::vector<Ceiling> out;
+    out.reserve(raw.size());
+    for (const auto& c : raw)
+        out.push_back({c.kind, c.id, static_cast<int>(c.level), 0});
+    return out;
+}
+
+std::uint32_t Device::flush_ceilings() {
+    amdqp_ceilings req{};
+    req.op = AMDQP_CEIL_OP_FLUSH;
+    const int r = sys_->ioctl(fd_, AMDQP_IOC_CEILINGS, &req);
+    if (r == -EPERM || r == -EACCES)
+        throw Error(errc::permission,
+                    "amdqp: flush ceilings: the ceiling table needs CAP_SYS_ADMIN (run it as root)",
+                    -r);
+    if (r < 0)
+        fail("flush ceilings", -r);
+    return req.reclamped;
 }
 
 GpuSetResult Device::resume_all(std::span<const std::uint32_t> gpu_ids) {

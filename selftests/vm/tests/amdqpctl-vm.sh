@@ -115,7 +115,7 @@ has() { grep -q "$1" /tmp/out || { echo "# no '$1' in:"; sed 's/^/# /' /tmp/out;
 has_err() { grep -q "$1" /tmp/err || { echo "# no '$1' on stderr:"; sed 's/^/# /' /tmp/err; return 1; }; }
 wait_file() { i=0; while [ ! -s "$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done; [ -s "$1" ]; }
 
-echo "1..14"
+echo "1..20"
 check "list without the module: status 3" rc_is 3 amdqpctl list
 check "the message names the module" has_err 'modprobe amdqp'
 check "run passes the exit status through" rc_is 7 amdqpctl run --priority low -- sh -c 'exit 7'
@@ -130,6 +130,7 @@ simq 4201 2 /tmp/low.ready & low=$!
 wait_file /tmp/high.ready && wait_file /tmp/low.ready || echo "# the queue holders did not start"
 check "list --json of the low process: status 0" rc_is 0 amdqpctl list --json --pid "$low"
 check "it is listed at priority 2" has '"priority": 2'
+check "with the default ceiling (normal)" has '"ceiling": 7'
 
 amdqpctl suspend --below 8 --gpu 4201 >/tmp/hold.out 2>/tmp/hold.err & hold=$!
 i=0
@@ -147,6 +148,25 @@ check "its exit puts the low queue back" grep -q '"suspended": false' /tmp/out
 check "priority lowers a process's queues" rc_is 0 amdqpctl priority "$low" 1
 amdqpctl list --json --pid "$low" >/tmp/out 2>&1
 check "list shows the new priority" grep -q '"priority": 1' /tmp/out
+
+check "ceiling set grants a uid a level (root)" rc_is 0 amdqpctl ceiling set --uid 4242 high
+check "ceiling list shows it" rc_is 0 amdqpctl ceiling list --json
+check "with its level" has '"level": 12'
+check "ceiling clear removes it" rc_is 0 amdqpctl ceiling clear --uid 4242
+
+# "Every priority" on a kernel that takes 0..15 only: the library adds the
+# priority-15 queues by reference.
+simq 4201 15 /tmp/top.ready & top=$!
+wait_file /tmp/top.ready || echo "# the top queue holder did not start"
+amdqpctl suspend --below all --gpu 4201 >/tmp/hold.out 2>/tmp/hold.err & hold=$!
+i=0
+until grep -q suspended /tmp/hold.out 2>/dev/null || [ $i -gt 100 ]; do sleep 0.1; i=$((i + 1)); done
+amdqpctl list --json --pid "$top" >/tmp/out 2>&1
+check "suspend --below all takes a priority-15 queue off too" grep -q '"suspended": true' /tmp/out
+kill -TERM "$hold"
+wait "$hold"
+kill -KILL "$top"
+wait "$top" 2>/dev/null
 
 amdqpctl watch --json --count 1 --type queue_destroyed >/tmp/watch.out 2>&1 & watcher=$!
 sleep 0.5

@@ -113,9 +113,35 @@ int run_cli(const std::vector<std::string>& args, Context& ctx, const PreloadSea
     prio->add_flag("--json", prio_opt.json, "One JSON array of the changes");
     prio->footer(
         "Forms: amdqpctl priority PID LEVEL | --queue REF LEVEL | --cgroup PATH LEVEL\n"
-        "LEVEL: high (12), normal (7), low (2) or 0..15. Raising a priority or changing another "
-        "user's queues needs CAP_SYS_NICE. Queues made later keep their tagged priority; only "
-        "queues amdqp.ko controls can be changed.");
+        "LEVEL: high (12), normal (7), low (2) or 0..15. A priority above the queue's ceiling "
+        "(amdqpctl ceiling) or changing another user's queues needs CAP_SYS_NICE. Queues made "
+        "later keep their tagged priority; only queues amdqp.ko controls can be changed.");
+
+    CeilingOptions ceil_opt;
+    auto* ceil = app.add_subcommand(
+        "ceiling", "Show or change the priority ceilings the administrator grants (root).");
+    ceil->add_option("action", ceil_opt.action, "set, clear, list or flush")
+        ->required()
+        ->type_name("ACTION");
+    ceil->add_option("level", ceil_opt.level, "set: high (12), normal (7), low (2) or 0..15")
+        ->type_name("LEVEL");
+    repeatable(ceil, "--uid", ceil_opt.uids, "A user name or uid (repeatable)")->type_name("USER");
+    repeatable(ceil, "--gid", ceil_opt.gids,
+               "A group name or gid; supplementary groups match "
+               "too (repeatable)")
+        ->type_name("GROUP");
+    repeatable(ceil, "--cgroup", ceil_opt.cgroups,
+               "A cgroup v2 (a path under /sys/fs/cgroup, as /proc/PID/cgroup shows it, or its "
+               "numeric id) and everything below it (repeatable)")
+        ->type_name("PATH");
+    ceil->add_flag("--json", ceil_opt.json, "JSON output");
+    ceil->footer(
+        "Forms: amdqpctl ceiling set --uid USER|--gid GROUP|--cgroup PATH LEVEL | clear --uid.. | "
+        "list | flush\n"
+        "A queue's priority is at most the highest level among the entries matching its "
+        "owner's uid, groups and cgroup when it was created, else the module's default_ceiling "
+        "(normal); changes re-clamp every queue at once. Needs CAP_SYS_ADMIN; the table is lost "
+        "when amdqp.ko unloads.");
 
     HoldOptions sus_opt;
     auto* sus = app.add_subcommand(
@@ -197,12 +223,12 @@ int run_cli(const std::vector<std::string>& args, Context& ctx, const PreloadSea
     for (std::size_t i = 1; i < args.size(); i++) {
         if (args[i].starts_with("-"))
             continue;
-        static const std::set<std::string> verbs = {"list",   "run",   "priority", "suspend",
-                                                    "resume", "watch", "stats",    "status"};
+        static const std::set<std::string> verbs = {
+            "list", "run", "priority", "suspend", "resume", "watch", "stats", "status", "ceiling"};
         if (!verbs.contains(args[i])) {
             ctx.err << "amdqpctl: unknown verb '" << args[i]
-                    << "': one of list, run, priority, suspend, resume, watch, stats, status "
-                       "(see amdqpctl --help)\n";
+                    << "': one of list, run, priority, suspend, resume, watch, stats, status, "
+                       "ceiling (see amdqpctl --help)\n";
             return exit_usage;
         }
         break;
@@ -238,6 +264,8 @@ int run_cli(const std::vector<std::string>& args, Context& ctx, const PreloadSea
             return cmd_stats(ctx, stats_opt);
         if (status->parsed())
             return cmd_status(ctx, status_opt);
+        if (ceil->parsed())
+            return cmd_ceiling(ctx, ceil_opt);
     } catch (const UsageError& e) {
         std::string verb;
         for (const auto* sub : app.get_subcommands())

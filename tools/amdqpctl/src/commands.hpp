@@ -62,6 +62,16 @@ struct StatusOptions {
 };
 int cmd_status(Context& ctx, const StatusOptions& opt);
 
+struct CeilingOptions {
+    std::string action;                // set, clear, list, flush
+    std::optional<std::string> level;  // set only
+    std::vector<std::string> uids;
+    std::vector<std::string> gids;
+    std::vector<std::string> cgroups;
+    bool json = false;
+};
+int cmd_ceiling(Context& ctx, const CeilingOptions& opt);
+
 }  // namespace amdqpctl
 
 #endif  // AMDQPCTL_COMMANDS_HPP

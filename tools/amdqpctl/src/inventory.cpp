@@ -86,6 +86,7 @@ std::vector<QueueRow> collect_rows(const Context& ctx, Sources& src) {
 
     std::set<std::pair<std::uint32_t, std::uint64_t>> seen;  // (pid, ring VA)
     if (src.device) {
+        const bool ceilings = (src.device->version().features & AMDQP_FEATURE_CEILING) != 0;
         for (const auto& q : src.device->queues()) {
             QueueRow r;
             r.pid = q.pid;
@@ -98,6 +99,10 @@ std::vector<QueueRow> collect_rows(const Context& ctx, Sources& src) {
             r.suspended = q.suspended();
             r.suspended_ns = q.suspended_ns;
             r.holders = q.holders;
+            if (ceilings) {
+                r.requested = q.requested;
+                r.ceiling = q.ceiling;
+            }
             r.mechanism = "amdqp";
             if (const auto* t = src.find_tagged(q.pid))
                 r.group = t->snap.group();

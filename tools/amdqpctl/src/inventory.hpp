@@ -57,6 +57,10 @@ struct QueueRow {
     bool suspended = false;
     std::optional<std::uint64_t> suspended_ns;
     std::optional<std::uint32_t> holders;
+    // amdqp's queues on a kernel with ceilings (ABI 1.2): what the owner
+    // asked for and the ceiling of its identity; priority is the effective.
+    std::optional<std::uint32_t> requested;
+    std::optional<std::uint32_t> ceiling;
     std::string mechanism;
     std::string group;
 };

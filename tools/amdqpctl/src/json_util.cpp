@@ -22,6 +22,8 @@ nlohmann::json row_json(const QueueRow& r) {
         {"suspended", r.suspended},
         {"suspended_ns", or_null(r.suspended_ns)},
         {"holders", or_null(r.holders)},
+        {"requested_priority", or_null(r.requested)},
+        {"ceiling", or_null(r.ceiling)},
         {"mechanism", r.mechanism},
         {"group", or_null(r.group)},
     };

@@ -47,6 +47,19 @@ TEST_F(Verbs, ListJsonHasEveryColumn) {
     EXPECT_TRUE(err.str().empty()) << err.str();
 }
 
+TEST_F(Verbs, CeilingUsageErrors) {
+    EXPECT_EQ(run({"ceiling", "grant"}), exit_usage);
+    EXPECT_EQ(run({"ceiling", "set", "--uid", "0"}), exit_usage);  // no LEVEL
+    EXPECT_EQ(run({"ceiling", "set", "--uid", "0", "urgent"}), exit_usage);
+    EXPECT_EQ(run({"ceiling", "set", "high"}), exit_usage);  // no identity
+    EXPECT_EQ(run({"ceiling", "clear", "--gid", "0", "high"}), exit_usage);
+    EXPECT_EQ(run({"ceiling", "list", "--uid", "0"}), exit_usage);
+    EXPECT_EQ(run({"ceiling", "set", "--uid", "no-such-user-amdqp", "low"}), exit_usage);
+    // The fake kernel module predates the table (ABI 1.1): an error, not a crash.
+    EXPECT_NE(run({"ceiling", "list"}), exit_ok);
+    EXPECT_NE(err.str().find("ceiling"), std::string::npos) << err.str();
+}
+
 TEST_F(Verbs, ListTableAndFilters) {
     ASSERT_EQ(run({"list", "--gpu", "2"}), exit_ok) << err.str();
     EXPECT_NE(out.str().find("PID"), std::string::npos);

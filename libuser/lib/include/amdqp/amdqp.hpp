@@ -81,7 +81,9 @@ struct Version {
     std::uint32_t num_devices = 0;
     std::uint32_t max_batch = 0;
     std::uint32_t priority_max = 0;
-    std::uint64_t features = 0;
+    std::uint64_t features = 0;  // AMDQP_FEATURE_* bits (ABI 1.2)
+    // The module's default_ceiling (ABI 1.2; 0 from older kernels).
+    std::uint32_t default_ceiling = 0;
 };
 
 struct DeviceInfo {
@@ -116,6 +118,11 @@ struct QueueInfo {
     std::uint64_t submitted = 0;
     std::uint64_t completed = 0;
     std::uint64_t created_ns = 0;
+    // ABI 1.2: the priority the owner asked for (priority is the effective
+    // one, clamped to ceiling) and the ceiling of its identity. Older
+    // kernels leave both 0.
+    std::uint32_t requested = 0;
+    std::uint32_t ceiling = 0;
 
     bool suspended() const noexcept { return state & AMDQP_QSTATE_SUSPENDED; }
     bool held() const noexcept { return state & AMDQP_QSTATE_HELD; }
@@ -177,6 +184,23 @@ struct Event {
     std::uint64_t data = 0;
 };
 
+// One entry of the administrator's ceiling table (AMDQP_IOC_CEILINGS):
+// owners matching @kind/@id may reach at most @level.
+struct Ceiling {
+    std::uint32_t kind = 0;  // AMDQP_CEIL_UID, _GID or _CGROUP
+    std::uint64_t id = 0;    // uid, gid, or cgroup v2 id (its inode number)
+    int level = 0;           // 0..15
+    int error = 0;           // set/clear: 0 or the kernel's negative errno
+
+    bool ok() const noexcept { return error == 0; }
+};
+
+struct CeilingResult {
+    std::vector<Ceiling> entries;  // the request, with each entry's error
+    std::uint32_t done = 0;        // entries that succeeded
+    std::uint32_t reclamped = 0;   // queues whose effective priority changed
+};
+
 class EventReader;
 
 // An open /dev/amdqp. Suspensions belong to it: destroying it resumes them.
@@ -212,10 +236,20 @@ class AMDQP_API Device {
     BatchResult suspend(std::span<const QueueRef> refs, std::uint32_t grace_us = 0);
     BatchResult resume(std::span<const QueueRef> refs);
 
-    // @gpu_ids empty: every GPU. @priority: 0..16 (16 suspends every priority).
+    // @gpu_ids empty: every GPU. @priority: 0..16. 16 suspends every
+    // priority: kernels since ABI 1.2 refuse it, so the library then
+    // suspends below 15 and the priority-15 queues of others by reference.
     GpuSetResult suspend_below(std::span<const std::uint32_t> gpu_ids, int priority,
                                std::uint32_t grace_us = 0);
     GpuSetResult resume_all(std::span<const std::uint32_t> gpu_ids = {});
+
+    // The ceiling table (ABI 1.2; CAP_SYS_ADMIN). set/clear: per-entry
+    // results, more than max_batch entries go in several calls.
+    CeilingResult set_ceilings(std::span<const Ceiling> entries);
+    CeilingResult clear_ceilings(std::span<const Ceiling> entries);
+    std::vector<Ceiling> ceilings();
+    // Removes every entry; returns the queues re-clamped.
+    std::uint32_t flush_ceilings();
 
     // Subscribes this fd to events (records are read from fd()).
     void set_event_mask(std::uint64_t mask);
@@ -231,6 +265,8 @@ class AMDQP_API Device {
                          int priority, std::uint32_t grace_us);
     BatchResult batch(unsigned long request, std::span<const QueueRef> refs,
                       std::uint32_t grace_us);
+    CeilingResult ceiling_update(std::uint32_t op, std::span<const Ceiling> entries);
+    GpuSetResult suspend_every(std::span<const std::uint32_t> gpu_ids, std::uint32_t grace_us);
 
     std::shared_ptr<Sys> sys_;
     std::string path_;
