@@ -5,8 +5,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include <amdqp/sys.hpp>
-
 namespace amdqp::daemon {
 
 CeilingMap ceiling_entries(const std::vector<Rule>& rules, int default_ceiling,
@@ -45,84 +43,59 @@ CeilingMap ceiling_entries(const std::vector<Rule>& rules, int default_ceiling,
     return out;
 }
 
-namespace {
-
-int ceilings_call(Device& dev, std::uint32_t op, std::vector<amdqp_ceiling>& entries) {
-    amdqp_ceilings req{};
-    req.entries = reinterpret_cast<std::uintptr_t>(entries.data());
-    req.count = static_cast<std::uint32_t>(entries.size());
-    req.entry_size = sizeof(amdqp_ceiling);
-    req.op = op;
-    return dev.sys()->ioctl(dev.fd(), AMDQP_IOC_CEILINGS, &req);
-}
-
-amdqp_ceiling entry(const CeilingKey& k, int level) {
-    amdqp_ceiling e{};
-    e.kind = k.first;
-    e.id = k.second;
-    e.level = static_cast<std::uint32_t>(level);
-    return e;
-}
-
-}  // namespace
-
 CeilingTable::Result CeilingTable::sync(Device& dev, const CeilingMap& want, std::string& error) {
     if (unsupported_)
         return Result::unsupported;
-    std::vector<amdqp_ceiling> none;
-    if (!flushed_) {
-        const int r = ceilings_call(dev, AMDQP_CEIL_OP_FLUSH, none);
-        if (r == -ENOTTY || r == -EINVAL) {
+    try {
+        if (!flushed_) {
+            dev.flush_ceilings();
+            flushed_ = true;
+            pushed_.clear();
+        }
+    } catch (const Error& e) {
+        // No such ioctl (ENOTTY) or op (EINVAL): a module before uapi 1.2.
+        if (e.sys_errno() == ENOTTY || e.sys_errno() == EINVAL) {
             unsupported_ = true;
             return Result::unsupported;
         }
-        if (r < 0) {
-            error = std::string("flushing the ceiling table: ") + std::strerror(-r);
-            return Result::failed;
-        }
-        flushed_ = true;
-        pushed_.clear();
+        error = std::string("flushing the ceiling table: ") + e.what();
+        return Result::failed;
     }
-    std::vector<amdqp_ceiling> set, clear;
+    std::vector<Ceiling> set, clear;
     for (const auto& [k, level] : want) {
         auto it = pushed_.find(k);
         if (it == pushed_.end() || it->second != level)
-            set.push_back(entry(k, level));
+            set.push_back({k.first, k.second, level, 0});
     }
     for (const auto& [k, level] : pushed_)
         if (!want.contains(k))
-            clear.push_back(entry(k, 0));
+            clear.push_back({k.first, k.second, 0, 0});
     if (set.empty() && clear.empty())
         return Result::same;
     bool ok = true;
-    auto run = [&](std::uint32_t op, std::vector<amdqp_ceiling>& v) {
-        for (std::size_t i = 0; i < v.size(); i += AMDQP_MAX_BATCH) {
-            std::vector<amdqp_ceiling> part(
-                v.begin() + static_cast<std::ptrdiff_t>(i),
-                v.begin() + static_cast<std::ptrdiff_t>(std::min(v.size(), i + AMDQP_MAX_BATCH)));
-            const int r = ceilings_call(dev, op, part);
-            if (r < 0) {
+    try {
+        for (const Ceiling& c : dev.clear_ceilings(clear).entries) {
+            if (c.error != 0 && c.error != -ENOENT) {
                 ok = false;
-                error = std::string("ceiling table: ") + std::strerror(-r);
+                error = "clearing ceiling " + std::to_string(c.kind) + ":" + std::to_string(c.id) +
+                        ": " + std::strerror(-c.error);
                 continue;
             }
-            for (const amdqp_ceiling& e : part) {
-                const CeilingKey k{e.kind, e.id};
-                if (e.result != 0 && !(op == AMDQP_CEIL_OP_CLEAR && e.result == -ENOENT)) {
-                    ok = false;
-                    error = "ceiling entry " + std::to_string(e.kind) + ":" + std::to_string(e.id) +
-                            ": " + std::strerror(-e.result);
-                    continue;
-                }
-                if (op == AMDQP_CEIL_OP_SET)
-                    pushed_[k] = static_cast<int>(e.level);
-                else
-                    pushed_.erase(k);
-            }
+            pushed_.erase({c.kind, c.id});
         }
-    };
-    run(AMDQP_CEIL_OP_CLEAR, clear);
-    run(AMDQP_CEIL_OP_SET, set);
+        for (const Ceiling& c : dev.set_ceilings(set).entries) {
+            if (c.error != 0) {
+                ok = false;
+                error = "setting ceiling " + std::to_string(c.kind) + ":" + std::to_string(c.id) +
+                        ": " + std::strerror(-c.error);
+                continue;
+            }
+            pushed_[{c.kind, c.id}] = c.level;
+        }
+    } catch (const Error& e) {
+        error = std::string("ceiling table: ") + e.what();
+        return Result::failed;
+    }
     return ok ? Result::pushed : Result::failed;
 }
 

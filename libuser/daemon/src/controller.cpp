@@ -30,6 +30,13 @@ constexpr std::int64_t kUnreadyRetryNs = 1'000'000'000;
 // often (a forged slot must not cost an ioctl every step).
 constexpr std::int64_t kLookupNs = 10'000'000;
 
+// What a queue's owner asked for: the kernel's effective priority, or
+// (uapi 1.2) the request it clamped to the kernel's ceiling, which a grant
+// of the daemon's own (SET_PRIORITY) may allow.
+std::uint32_t asked(const QueueInfo& q) {
+    return std::max(q.priority, q.requested);
+}
+
 std::unique_ptr<PodDirectory> make_pods(const KubeConfig& k) {
     if (k.api.empty())
         return nullptr;
@@ -613,7 +620,7 @@ void Controller::sync_slots(pid_t pid, Proc& p, const activity::Snapshot& snap,
                 continue;  // not (yet) the kernel's: looked for again later
             qi.key.gpu_id = kq->gpu_id;
             qi.key.queue_id = kq->queue_id;
-            declared = static_cast<int>(kq->priority);
+            declared = static_cast<int>(asked(*kq));
         }
         if (removed_gpus_.contains(qi.key.gpu_id))
             continue;  // the slot outlived its queue: the GPU went away
@@ -668,7 +675,7 @@ void Controller::reconcile_kernel() {
             watched.insert(q.key);
             // The owner may have set it since (SET_PRIORITY within its
             // kernel ceiling): the daemon's bound holds again.
-            const int want = effective_priority(p.verdict, k->second.priority);
+            const int want = effective_priority(p.verdict, asked(k->second));
             clamp(k->second, want);
             if (want != q.priority) {
                 q.priority = want;
@@ -700,10 +707,10 @@ void Controller::reconcile_kernel() {
             if (f->pod_uid.empty() || !pods_ || f->pod)  // else asked again next time
                 v = &owners.emplace(key.pid, std::make_pair(*f, d)).first->second.second;
             else
-                clamp(q, effective_priority(d, q.priority));
+                clamp(q, effective_priority(d, asked(q)));
         }
         if (v)
-            clamp(q, effective_priority(*v, q.priority));
+            clamp(q, effective_priority(*v, asked(q)));
         // Its activity is unknown unless the backend counts its work: it
         // is a victim of any suspension above it unless known to be idle.
         if (q.submitted > 0 && q.completed >= q.submitted)
