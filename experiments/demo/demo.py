@@ -44,6 +44,11 @@ DBG = "/sys/kernel/debug/amdqp_sim"
 STATUS = "/dev/shm/amdqpd.status.json"
 
 
+
+# The demo's processes run as root: the admin grants them any level (above
+# normal is a grant since issue 25: Documentation/security.rst).
+GRANT = "\n[[rule]]\nmatch.uid = 0\nmax_priority = 15\n"
+
 def say(msg):
     print("[demo] " + msg, flush=True)
 
@@ -279,7 +284,7 @@ def control_loop(args):
         if os.path.exists(log):
             os.unlink(log)
         daemon = Daemon(args, "[daemon]\nmetrics = \"\"\nlog_level = \"debug\"\n"
-                        "realtime_priority = 10\n", log)
+                        "realtime_priority = 10\n" + GRANT, log)
         d = daemon.proc
         lp = App(args, "low", lp_args(args, 0) + ["--seconds", str(args.seconds + 3)])
         time.sleep(1)
@@ -374,7 +379,8 @@ def main():
     # A 2 ms sampling period while something is held: the emulated CPU pays
     # for every wake-up (natively the default 250 us costs nothing).
     args.daemon_config = ("[daemon]\nmetrics = \"\"\npoll_interval_us = 2000\nrescan_ms = 500\nlog_level = \"debug\"\nrealtime_priority = 10\n\n[policy]\n"
-                          f"max_continuous_suspend_ms = 500\nmin_low_share = {args.min_low_share}\n")
+                          f"max_continuous_suspend_ms = 500\nmin_low_share = {args.min_low_share}\n"
+                          + GRANT)
 
     setup(args)
     if args.control_loop:

@@ -12,11 +12,18 @@ Then what a schema cannot see across fields and documents:
 * a DaemonSet's selector matches its template's labels;
 * an env fieldRef to metadata.annotations['K'] has K on the pod;
 * the ConfigMap's amdqpd.toml is TOML, uses only the keys of the example
-  config (--example), and its runtime_dir is the daemon container's mount
-  of a hostPath;
-* a tagged pod's AMDQP_RUNTIME_DIR is a mount of that same host directory,
-  and its LD_PRELOAD library lies in a mount of the host directory the
-  DaemonSet installs the tagging layer into.
+  config (--example), serves metrics on loopback only and asks the API
+  only on loopback (the proxy sidecar);
+* the daemon is not privileged: every capability dropped but the ones it
+  uses, seccomp RuntimeDefault, no host /dev, /dev/amdqp from the device
+  plugin (amdqp.io/device), the API token in the proxy sidecar only;
+* a tagged pod (a tenant's) passes Pod Security "baseline" and more: no
+  hostPID/hostIPC/hostNetwork, no hostPath, no privileged container, no
+  capability added, no hostPort, no Unconfined seccomp or Unmasked /proc,
+  no unsafe sysctl; its namespace is among the files and enforces
+  baseline or restricted; its AMDQP_RUNTIME_DIR is the daemon's
+  runtime_dir and its LD_PRELOAD lies in the device plugin's library
+  mount (both are mounts the device plugin makes).
 
 Prints one line per problem, "FILE: KIND/NAME: what is wrong"; exits 1 if
 there is any, 2 on bad usage or missing modules.
@@ -43,13 +50,27 @@ KIND_SCHEMAS = {
     "ConfigMap": "configmap.json",
     "DaemonSet": "daemonset.json",
     "Pod": "pod.json",
+    "ServiceAccount": "rbac.json",
+    "ClusterRole": "rbac.json",
+    "ClusterRoleBinding": "rbac.json",
+    "PriorityClass": "rbac.json",
 }
+# Where amdqp's device plugin mounts the tagging layer into a container.
+PLUGIN_LIB_DIR = "/opt/amdqp/lib"
+# What the daemon container may add (Documentation/security.rst says why).
+DAEMON_CAPS = {"SYS_PTRACE", "SYS_NICE", "SYS_ADMIN", "DAC_OVERRIDE"}
+# Pod Security "baseline": the sysctls a pod may set.
+SAFE_SYSCTLS = {"kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range",
+                "net.ipv4.ip_unprivileged_port_start", "net.ipv4.tcp_syncookies",
+                "net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports",
+                "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout",
+                "net.ipv4.tcp_keepalive_intvl", "net.ipv4.tcp_keepalive_probes"}
 ANNOTATION_REF = re.compile(r"^metadata\.annotations\['([^']+)'\]$")
 
 
 def load_schemas():
     store = {}
-    for name in ["common.json", *KIND_SCHEMAS.values()]:
+    for name in ["common.json", *sorted(set(KIND_SCHEMAS.values()))]:
         with open(os.path.join(SCHEMA_DIR, name), encoding="utf-8") as f:
             schema = json.load(f)
         jsonschema.Draft202012Validator.check_schema(schema)
@@ -87,7 +108,7 @@ def toml_keys(table, prefix=""):
 
 def example_keys(path):
     """The keys of the example config with every commented setting enabled."""
-    setting = re.compile(r"^# (\[\[?[a-z_]+\]\]?|[a-z_.]+ = .+)$")
+    setting = re.compile(r"^# (\[\[?[a-z_]+\]\]?|[a-z0-9_.]+ = .+)$")
     with open(path, encoding="utf-8") as f:
         text = "".join(m.group(1) + "\n" if (m := setting.match(line)) else line
                        for line in f)
@@ -181,15 +202,6 @@ class Checker:
                     self.problem(where, "spec.selector.matchLabels does not match "
                                  "the template's labels")
 
-    @staticmethod
-    def host_path_of(spec, container, mount_dir):
-        """The host directory behind container's mountPath mount_dir, or None."""
-        volumes = {v.get("name"): v for v in spec.get("volumes", [])}
-        for m in container.get("volumeMounts", []):
-            if os.path.normpath(m.get("mountPath", "")) == os.path.normpath(mount_dir):
-                return volumes.get(m.get("name"), {}).get("hostPath", {}).get("path")
-        return None
-
     def daemon(self):
         """(file, doc, pod spec, amdqpd container) of the DaemonSet, or None."""
         for path, doc, _, spec in self.pods():
@@ -201,10 +213,10 @@ class Checker:
         return None
 
     def check_daemon_config(self):
-        """Returns (host page dir, host tagging-layer dir) the daemon uses."""
+        """Returns the daemon's runtime_dir (None when unknown)."""
         d = self.daemon()
         if not d:
-            return None, None
+            return None
         path, doc, spec, c = d
         where = f"{path}: {self.name(doc)}"
         cm_volumes = {v["name"]: v["configMap"]["name"]
@@ -222,65 +234,142 @@ class Checker:
         if not cm_doc:
             self.problem(where, f"--config {config_file} is not a file of a "
                          "mounted ConfigMap")
-            return None, None
+            return None
         key = os.path.basename(config_file)
         text = cm_doc.get("data", {}).get(key)
         cm_where = f"{path}: {self.name(cm_doc)}"
         if text is None:
             self.problem(cm_where, f"no key {key!r} for amdqpd's --config")
-            return None, None
+            return None
         try:
             config = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             self.problem(cm_where, f"{key} is not TOML: {e}")
-            return None, None
+            return None
         if self.example:
             unknown = toml_keys(config) - example_keys(self.example)
             for k in sorted(unknown):
                 self.problem(cm_where, f"{key}: {k} is not a knob of "
                              f"{os.path.basename(self.example)}")
         runtime_dir = config.get("daemon", {}).get("runtime_dir", "/dev/shm")
-        host_pages = self.host_path_of(spec, c, runtime_dir)
-        if not host_pages:
-            self.problem(where, f"runtime_dir {runtime_dir} is not a hostPath "
-                         "mount of container amdqpd: tagged pods cannot share it")
-        host_lib = None
-        for ic in spec.get("initContainers", []):
-            for m in ic.get("volumeMounts", []):
-                hp = self.host_path_of(spec, ic, m["mountPath"])
-                if hp and hp != host_pages:
-                    host_lib = hp
-        return host_pages, host_lib
+        metrics = config.get("daemon", {}).get("metrics", "127.0.0.1:9464")
+        if metrics and not (metrics.startswith("127.") or metrics.startswith("[::1]:")
+                            or metrics.startswith("localhost:") or metrics.startswith("unix:")):
+            self.problem(cm_where, f"{key}: metrics = {metrics!r} is not loopback: the "
+                         "per-node metrics would be open to every pod of the cluster")
+        api = config.get("kubernetes", {}).get("api", "")
+        if api and not (api.startswith("http://127.0.0.1:") or api.startswith("unix:/")):
+            self.problem(cm_where, f"{key}: [kubernetes] api = {api!r} is not loopback")
+        self.check_daemon_privileges(where, spec, c)
+        return runtime_dir
 
-    def check_tagged_pods(self, host_pages, host_lib):
-        for path, doc, _, spec in self.pods():
+    def check_daemon_privileges(self, where, spec, c):
+        sc = c.get("securityContext", {})
+        if sc.get("privileged"):
+            self.problem(where, "container amdqpd is privileged")
+        caps = sc.get("capabilities", {})
+        if caps.get("drop") != ["ALL"]:
+            self.problem(where, "container amdqpd does not drop ALL capabilities")
+        extra = set(caps.get("add", [])) - DAEMON_CAPS
+        if extra:
+            self.problem(where, f"container amdqpd adds {sorted(extra)}: only "
+                         f"{sorted(DAEMON_CAPS)} are explained")
+        seccomp = (sc.get("seccompProfile") or spec.get("securityContext", {})
+                   .get("seccompProfile") or {}).get("type")
+        if seccomp != "RuntimeDefault":
+            self.problem(where, "container amdqpd is not under seccomp RuntimeDefault")
+        volumes = {v.get("name"): v for v in spec.get("volumes", [])}
+        for m in c.get("volumeMounts", []):
+            hp = volumes.get(m.get("name"), {}).get("hostPath", {}).get("path", "")
+            if hp:
+                self.problem(where, f"container amdqpd mounts host {hp}: /dev/amdqp and "
+                             "the page directory come from the device plugin")
+        if "amdqp.io/device" not in c.get("resources", {}).get("limits", {}):
+            self.problem(where, "container amdqpd does not ask for amdqp.io/device "
+                         "(/dev/amdqp from the device plugin)")
+        if spec.get("automountServiceAccountToken") is not False:
+            self.problem(where, "the service account token is mounted into every "
+                         "container: project it into the proxy sidecar only")
+        for other in spec.get("containers", []):
+            if other is c:
+                continue
+            cmd = other.get("command", []) + other.get("args", [])
+            if "proxy" in cmd and not any(a.startswith("--accept-paths=") for a in cmd):
+                self.problem(where, f"container {other.get('name')}: kubectl proxy "
+                             "without --accept-paths passes every API path")
+
+    def namespaces(self):
+        return {d["metadata"]["name"]: d for _, d in self.docs if d["kind"] == "Namespace"}
+
+    def check_baseline(self, where, meta, spec, namespace):
+        """Pod Security "baseline", and no capability added at all."""
+        for field in ("hostPID", "hostIPC", "hostNetwork"):
+            if spec.get(field):
+                self.problem(where, f"{field}: a tenant pod shares the host's namespaces")
+        for v in spec.get("volumes", []):
+            if "hostPath" in v:
+                self.problem(where, f"volume {v.get('name')} is a hostPath: a tenant pod "
+                             "gets the page directory and library from the device plugin")
+        pod_sc = spec.get("securityContext", {})
+        for s in pod_sc.get("sysctls", []):
+            if s.get("name") not in SAFE_SYSCTLS:
+                self.problem(where, f"sysctl {s.get('name')} is not one baseline allows")
+        if pod_sc.get("seccompProfile", {}).get("type") == "Unconfined":
+            self.problem(where, "seccomp Unconfined")
+        for c in spec.get("initContainers", []) + spec.get("containers", []):
+            name = c.get("name")
+            sc = c.get("securityContext", {})
+            if sc.get("privileged"):
+                self.problem(where, f"container {name} is privileged")
+            added = sc.get("capabilities", {}).get("add", [])
+            if added:
+                self.problem(where, f"container {name} adds capabilities {added}: a tenant "
+                             "needs none (levels are the admin's grants)")
+            if sc.get("seccompProfile", {}).get("type") == "Unconfined":
+                self.problem(where, f"container {name}: seccomp Unconfined")
+            if sc.get("procMount") == "Unmasked":
+                self.problem(where, f"container {name}: procMount Unmasked")
+            for port in c.get("ports", []):
+                if port.get("hostPort"):
+                    self.problem(where, f"container {name} uses a hostPort")
+        ns = self.namespaces().get(namespace)
+        if not ns:
+            self.problem(where, f"namespace {namespace!r} is not among the files: "
+                         "cannot show that it enforces Pod Security baseline")
+        else:
+            level = ns["metadata"].get("labels", {}).get("pod-security.kubernetes.io/enforce")
+            if level not in ("baseline", "restricted"):
+                self.problem(where, f"namespace {namespace} enforces {level!r}, not "
+                             "baseline or restricted")
+
+    def check_tagged_pods(self, runtime_dir):
+        for path, doc, meta, spec in self.pods():
             if doc["kind"] != "Pod":
                 continue
             where = f"{path}: {self.name(doc)}"
+            self.check_baseline(where, meta, spec, doc["metadata"].get("namespace", "default"))
             for c in spec.get("containers", []):
                 env = {e.get("name"): e.get("value") for e in c.get("env", [])}
                 if "AMDQP_PRIORITY" not in env:
                     continue
                 run_dir = env.get("AMDQP_RUNTIME_DIR")
-                hp = self.host_path_of(spec, c, run_dir) if run_dir else None
-                if host_pages and hp != host_pages:
-                    self.problem(where, f"AMDQP_RUNTIME_DIR={run_dir} is not a mount "
-                                 f"of {host_pages}, where amdqpd reads pages")
+                if runtime_dir and run_dir != runtime_dir:
+                    self.problem(where, f"AMDQP_RUNTIME_DIR={run_dir} is not the daemon's "
+                                 f"runtime_dir {runtime_dir} (both the device plugin's mount)")
                 libs = [p for p in (env.get("LD_PRELOAD") or "").split(":")
                         if p.endswith("/libamdqp-preload.so")]
                 for lib in libs:
-                    hp = self.host_path_of(spec, c, os.path.dirname(lib))
-                    if host_lib and hp != host_lib:
-                        self.problem(where, f"LD_PRELOAD {lib} is not in a mount of "
-                                     f"{host_lib}, where the DaemonSet installs it")
+                    if os.path.dirname(lib) != PLUGIN_LIB_DIR:
+                        self.problem(where, f"LD_PRELOAD {lib} is not in {PLUGIN_LIB_DIR}, "
+                                     "where the device plugin mounts the tagging layer")
 
     def run(self, files):
         for f in files:
             self.load(f)
         self.check_schemas()
         self.check_references()
-        host_pages, host_lib = self.check_daemon_config()
-        self.check_tagged_pods(host_pages, host_lib)
+        runtime_dir = self.check_daemon_config()
+        self.check_tagged_pods(runtime_dir)
         return self.problems
 
 

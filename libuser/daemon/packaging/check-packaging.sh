@@ -5,8 +5,7 @@
 #     its exposure score, the settings the daemon depends on;
 #   - the install rules (a DESTDIR install of component amdqpd);
 #   - the example config: TOML, documented, accepted by the daemon;
-#   - deploy/kubernetes: yamllint, check-manifests.py (JSON schemas and
-#     cross-document checks), and that the check rejects broken copies.
+#   (deploy/kubernetes has its own check: schema/check-deploy.sh.)
 # Run by ctest (libuser/daemon/packaging/CMakeLists.txt passes the
 # arguments). Exit: 0 all ran ok or skipped for want of a built daemon,
 # 1 a failure, 77 a tool is missing (systemd-analyze, yamllint,
@@ -52,7 +51,6 @@ done
 case "$unitdir" in /*) ;; *) unitdir="$prefix/$unitdir" ;; esac
 case "$sysconfdir" in /*) ;; *) sysconfdir="$prefix/$sysconfdir" ;; esac
 
-kube="$repo/deploy/kubernetes"
 guide="$repo/Documentation/admin-guide.rst"
 # Debian's python3 has python3-yaml/-jsonschema; a python3 earlier in PATH
 # (pyenv, venv) may not.
@@ -91,7 +89,7 @@ refuse() {
 # Every setting of the example enabled: the lines "# key = value" and
 # "# [table]" / "# [[table]]".
 enable_all() {
-	sed -E 's/^# (\[\[?[a-z_]+\]\]?|[a-z_.]+ = .+)$/\1/' "$1"
+	sed -E 's/^# (\[\[?[a-z_]+\]\]?|[a-z0-9_.]+ = .+)$/\1/' "$1"
 }
 
 echo "1..17"
@@ -134,13 +132,15 @@ if have systemd-analyze; then
 	sed 's/^ProtectHome=yes/ProtectHome=yes\nProtectHomme=yes/' \
 		"$tmp/verify/amdqpd.service" >"$tmp/bad/amdqpd.service"
 	refuse "unit: the verify check catches a misspelt key" verify_clean "$tmp/bad/amdqpd.service"
-	# 2.5 ("OK") today; a hardening line lost raises it.
-	run "unit: systemd-analyze security exposure <= 2.5" \
-		systemd-analyze security --offline=yes --threshold=25 "$tmp/verify/amdqpd.service"
+	# 2.6 ("OK") today: 2.5 before CAP_SYS_ADMIN (0.3), which amdqp.ko's
+	# ceiling table asks of whoever sets it; ProcSubset=pid took 0.1 back.
+	# A hardening line lost raises it.
+	run "unit: systemd-analyze security exposure <= 2.6" \
+		systemd-analyze security --offline=yes --threshold=26 "$tmp/verify/amdqpd.service"
 else
 	skip_tool "unit: systemd-analyze verify is clean" systemd-analyze
 	skip_tool "unit: the verify check catches a misspelt key" systemd-analyze
-	skip_tool "unit: systemd-analyze security exposure <= 2.5" systemd-analyze
+	skip_tool "unit: systemd-analyze security exposure <= 2.6" systemd-analyze
 fi
 
 # What the daemon itself depends on; hardening must not take it away.
@@ -157,8 +157,28 @@ unit_needs() {
 	want 'Wants=.*systemd-modules-load\.service.*'
 	want 'CapabilityBoundingSet=.*CAP_SYS_PTRACE.*'
 	want 'CapabilityBoundingSet=.*CAP_SYS_NICE.*'
-	want 'CapabilityBoundingSet=.*CAP_DAC_OVERRIDE.*'
-	want 'DeviceAllow=char-misc rw'
+	want 'CapabilityBoundingSet=.*CAP_SYS_ADMIN.*'
+	# The device and nothing else: not every misc device (char-misc).
+	want 'DevicePolicy=closed'
+	want 'DeviceAllow=/dev/amdqp rw'
+	refuse_line 'DeviceAllow=.*char-.*'
+	want 'BindsTo=dev-amdqp\.device'
+	want 'NoNewPrivileges=yes'
+	want 'ProtectHome=yes'
+	want 'ProtectKernelTunables=yes'
+	want 'ProtectKernelModules=yes'
+	want 'ProtectControlGroups=yes'
+	want 'RestrictSUIDSGID=yes'
+	want 'IPAddressAllow=localhost'
+	# Every capability it holds is one explained in the unit.
+	local caps
+	caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$u")
+	for c in $caps; do
+		case $c in
+		CAP_SYS_PTRACE | CAP_SYS_NICE | CAP_SYS_ADMIN | CAP_DAC_OVERRIDE) ;;
+		*) echo "unexplained capability: $c"; bad=1 ;;
+		esac
+	done
 	want 'ProtectSystem=strict'
 	want 'RuntimeDirectory=amdqp'
 	# /dev/amdqp and the host's /dev/shm; other users' processes; the
@@ -173,6 +193,18 @@ unit_needs() {
 	return $bad
 }
 run "unit: keeps what amdqpd needs (notify, watchdog, devices, /dev/shm, caps)" unit_needs "$unit"
+sed 's|^DeviceAllow=/dev/amdqp rw|DeviceAllow=char-misc rw|' "$unit" >"$tmp/misc.service"
+refuse "unit: every misc device (char-misc) is refused" unit_needs "$tmp/misc.service"
+sed 's|^CapabilityBoundingSet=\(.*\)|CapabilityBoundingSet=\1 CAP_SYS_RESOURCE|' "$unit" >"$tmp/caps.service"
+refuse "unit: a capability the unit does not explain is refused" unit_needs "$tmp/caps.service"
+
+# The udev rule that makes /dev/amdqp a systemd device (BindsTo=) and
+# starts the daemon with it.
+udev_rule() {
+	grep -qE '^KERNEL=="amdqp", SUBSYSTEM=="misc", .*TAG\+="systemd"' "$1" &&
+		grep -qE 'ENV\{SYSTEMD_WANTS\}\+="amdqpd\.service"' "$1"
+}
+run "udev: /dev/amdqp is tagged for systemd and wants amdqpd" udev_rule "$repo/libuser/daemon/packaging/60-amdqp.rules"
 
 # --- Install rules --------------------------------------------------------
 check_install() {
@@ -247,51 +279,7 @@ else
 fi
 
 # --- Kubernetes -----------------------------------------------------------
-manifests=("$kube"/*.yaml)
-if have yamllint; then
-	run "kubernetes: yamllint -s" yamllint -s -c "$kube/.yamllint" "${manifests[@]}" "$kube/.yamllint"
-	printf -- '---\nkey: value \n' >"$tmp/trailing.yaml"
-	refuse "kubernetes: yamllint -s catches trailing spaces" \
-		yamllint -s -c "$kube/.yamllint" "$tmp/trailing.yaml"
-else
-	skip_tool "kubernetes: yamllint -s" yamllint
-	skip_tool "kubernetes: yamllint -s catches trailing spaces" yamllint
-fi
-
-if "$py" -c 'import jsonschema, yaml, tomllib' 2>/dev/null; then
-	check=("$py" "$kube/schema/check-manifests.py" --example "$example")
-	run "kubernetes: manifests match schema/*.json and each other" "${check[@]}" "${manifests[@]}"
-	sed 's/^  hostPID: true/  hostPID: false/' "$kube/example-inference-pod.yaml" >"$tmp/pod-nohostpid.yaml"
-	refuse "kubernetes: a tagged pod without hostPID is refused" \
-		"${check[@]}" "$kube/amdqpd-daemonset.yaml" "$tmp/pod-nohostpid.yaml"
-	sed "s/metadata.annotations\['amdqp.io\/priority'\]/metadata.annotations['amdqp.io\/prio']/" \
-		"$kube/example-inference-pod.yaml" >"$tmp/pod-badref.yaml"
-	refuse "kubernetes: AMDQP_PRIORITY from another annotation is refused" \
-		"${check[@]}" "$kube/amdqpd-daemonset.yaml" "$tmp/pod-badref.yaml"
-	sed 's/^  *runtime_dir = .*/    runtime_dir = "\/tmp"/' "$kube/amdqpd-daemonset.yaml" >"$tmp/ds-rundir.yaml"
-	refuse "kubernetes: a runtime_dir pods cannot share is refused" \
-		"${check[@]}" "$tmp/ds-rundir.yaml" "$kube/example-inference-pod.yaml"
-else
-	for t in "kubernetes: manifests match schema/*.json and each other" \
-		"kubernetes: a tagged pod without hostPID is refused" \
-		"kubernetes: AMDQP_PRIORITY from another annotation is refused" \
-		"kubernetes: a runtime_dir pods cannot share is refused"; do
-		skip_tool "$t" "python3-jsonschema/python3-yaml"
-	done
-fi
-
-if [ -n "$amdqpd" ] && [ -x "$amdqpd" ] && "$py" -c 'import yaml' 2>/dev/null; then
-	"$py" -c '
-import sys, yaml
-for d in yaml.safe_load_all(open(sys.argv[1])):
-    if d and d.get("kind") == "ConfigMap":
-        sys.stdout.write(d["data"]["amdqpd.toml"])
-' "$kube/amdqpd-daemonset.yaml" >"$tmp/configmap.toml"
-	run "kubernetes: the ConfigMap's amdqpd.toml passes amdqpd --check-config" \
-		"$amdqpd" --check-config --config "$tmp/configmap.toml"
-else
-	skip "kubernetes: the ConfigMap's amdqpd.toml passes amdqpd --check-config" "amdqpd not built"
-fi
+# deploy/kubernetes/schema/check-deploy.sh (ctest deploy.kubernetes).
 
 if [ "$failed" -gt 0 ]; then
 	echo "# $failed of $n failed"

@@ -99,9 +99,10 @@ class Parser {
 };
 
 void parse_daemon(Parser& p, const toml::table& t, DaemonConfig& c) {
-    p.known_keys(t, "[daemon]",
-                 {"runtime_dir", "device", "metrics", "log_level", "poll_interval_us",
-                  "idle_poll_ms", "rescan_ms", "coop_lease_ms", "group_by", "realtime_priority"});
+    p.known_keys(
+        t, "[daemon]",
+        {"runtime_dir", "device", "metrics", "queue_metrics", "log_level", "poll_interval_us",
+         "idle_poll_ms", "rescan_ms", "coop_lease_ms", "group_by", "realtime_priority"});
     if (auto v = p.get<std::string>(t, "runtime_dir", "a string (a directory)"))
         c.runtime_dir = *v;
     if (auto v = p.get<std::string>(t, "device", "a string (a path)"))
@@ -112,6 +113,8 @@ void parse_daemon(Parser& p, const toml::table& t, DaemonConfig& c) {
             p.problem(t.get("metrics")->source(),
                       "metrics must be \"\" (off), HOST:PORT or unix:PATH, not '" + *v + "'");
     }
+    if (auto v = p.get<bool>(t, "queue_metrics", "true or false"))
+        c.queue_metrics = *v;
     if (auto v = p.get<std::string>(t, "log_level", "a string")) {
         if (*v == "error" || *v == "warning" || *v == "info" || *v == "debug")
             c.log_level = *v;
@@ -188,6 +191,50 @@ void parse_policy(Parser& p, const toml::table& t, DaemonConfig& c) {
     }
 }
 
+void parse_trust(Parser& p, const toml::table& t, DaemonConfig& c) {
+    p.known_keys(t, "[trust]", {"default_max_priority", "max_pages_per_uid", "max_queues_per_uid"});
+    if (const toml::node* n = t.get("default_max_priority")) {
+        if (auto v = p.priority(*n, "default_max_priority")) {
+            if (*v > priority_normal)
+                p.problem(n->source(),
+                          "default_max_priority must be normal (7) or lower: higher levels are "
+                          "granted by [[rule]]s to identities");
+            else
+                c.default_max_priority = *v;
+        }
+    }
+    auto count = [&](const char* key, std::size_t& out) {
+        if (auto v = p.get<std::int64_t>(t, key, "an integer")) {
+            if (*v < 1 || *v > 65536)
+                p.problem(t.get(key)->source(), std::string(key) + " must be 1..65536");
+            else
+                out = static_cast<std::size_t>(*v);
+        }
+    };
+    count("max_pages_per_uid", c.max_pages_per_uid);
+    count("max_queues_per_uid", c.max_queues_per_uid);
+}
+
+void parse_kubernetes(Parser& p, const toml::table& t, DaemonConfig& c) {
+    p.known_keys(t, "[kubernetes]", {"api", "node_name", "refresh_ms"});
+    if (auto v =
+            p.get<std::string>(t, "api", "a string: \"\", http://127.0.0.1:PORT or unix:PATH")) {
+        if (!v->empty() && !v->starts_with("unix:/") && !v->starts_with("http://127.0.0.1:") &&
+            !v->starts_with("http://localhost:") && !v->starts_with("http://[::1]:"))
+            p.problem(t.get("api")->source(),
+                      "api must be \"\" (off), unix:/PATH or http://127.0.0.1:PORT (loopback "
+                      "only: run kubectl proxy or use the kubelet's read-only port), not '" +
+                          *v + "'");
+        else
+            c.kube.api = *v;
+    }
+    if (auto v = p.get<std::string>(t, "node_name", "a string"))
+        c.kube.node_name = *v;
+    p.duration(t, "refresh_ms", c.kube.refresh);
+    if (t.get("refresh_ms") && c.kube.refresh.count() <= 0)
+        p.problem(t.get("refresh_ms")->source(), "refresh_ms must be > 0");
+}
+
 void parse_rules(Parser& p, const toml::node& node, DaemonConfig& c) {
     const toml::array* rules = node.as_array();
     if (!rules) {
@@ -202,37 +249,81 @@ void parse_rules(Parser& p, const toml::node& node, DaemonConfig& c) {
         }
         Rule r;
         r.where = p.where(rn);
-        p.known_keys(*rt, "[[rule]]", {"match", "priority", "group"});
+        p.known_keys(*rt, "[[rule]]", {"match", "priority", "max_priority", "group"});
         const toml::table* m = rt->get_as<toml::table>("match");
         if (!m) {
             p.problem(rn.source(),
-                      "a rule needs a match table (match.cgroup, match.uid, match.exe)");
+                      "a rule needs a match table (match.uid, match.gid, "
+                      "match.cgroup, match.k8s_*, match.exe)");
         } else {
-            p.known_keys(*m, "a rule's match", {"cgroup", "uid", "exe"});
+            p.known_keys(*m, "a rule's match",
+                         {"cgroup", "uid", "gid", "exe", "k8s_priority_class", "k8s_namespace",
+                          "k8s_label"});
             if (auto v = p.get<std::string>(*m, "cgroup", "a string (a glob)"))
                 r.cgroup = *v;
             if (auto v = p.get<std::string>(*m, "exe", "a string (a glob)"))
                 r.exe = *v;
-            if (auto v = p.get<std::int64_t>(*m, "uid", "an integer")) {
-                if (*v < 0 || *v > 0xFFFFFFFEll)
-                    p.problem(m->get("uid")->source(), "match.uid must be a uid");
+            auto id = [&](const char* key, std::optional<std::uint32_t>& out) {
+                if (auto v = p.get<std::int64_t>(*m, key, "an integer")) {
+                    if (*v < 0 || *v > 0xFFFFFFFEll)
+                        p.problem(m->get(key)->source(), std::string("match.") + key +
+                                                             " must be a " +
+                                                             (key[0] == 'u' ? "uid" : "gid"));
+                    else
+                        out = static_cast<std::uint32_t>(*v);
+                }
+            };
+            id("uid", r.uid);
+            id("gid", r.gid);
+            if (auto v = p.get<std::string>(*m, "k8s_priority_class", "a string"))
+                r.k8s_priority_class = *v;
+            if (auto v = p.get<std::string>(*m, "k8s_namespace", "a string (a glob)"))
+                r.k8s_namespace = *v;
+            if (auto v = p.get<std::string>(*m, "k8s_label", "a string (key=value)")) {
+                if (v->find('=') == std::string::npos || v->front() == '=')
+                    p.problem(m->get("k8s_label")->source(),
+                              "match.k8s_label must be key=value, not '" + *v + "'");
                 else
-                    r.uid = static_cast<std::uint32_t>(*v);
+                    r.k8s_label = *v;
             }
-            if (r.cgroup.empty() && r.exe.empty() && !r.uid && m->empty())
-                p.problem(m->source(), "a rule's match must name cgroup, uid or exe");
+            if (r.cgroup.empty() && r.exe.empty() && !r.uid && !r.gid && !r.needs_pod() &&
+                m->empty())
+                p.problem(m->source(), "a rule's match must name uid, gid, cgroup, k8s_* or exe");
         }
         if (const toml::node* pn = rt->get("priority"))
             r.priority = p.priority(*pn, "priority");
+        if (const toml::node* pn = rt->get("max_priority"))
+            r.max_priority = p.priority(*pn, "max_priority");
+        if (r.priority && r.max_priority && *r.max_priority < *r.priority)
+            p.problem(rn.source(), "max_priority must not be below priority");
         if (auto v = p.get<std::string>(*rt, "group", "a string")) {
             if (v->empty() || v->size() >= 64)
                 p.problem(rt->get("group")->source(), "group must be 1..63 characters");
             else
                 r.group = *v;
         }
-        if (!rt->get("priority") && !rt->get("group"))
-            p.problem(rn.source(), "a rule must set priority or group");
+        if (!rt->get("priority") && !rt->get("max_priority") && !rt->get("group"))
+            p.problem(rn.source(), "a rule must set priority, max_priority or group");
         c.rules.push_back(std::move(r));
+    }
+}
+
+// A process chooses its own executable (a copy of any program in its home
+// will do): a rule that grants more than the default must also name an
+// identity the tenant cannot pick.
+void check_grants(Parser& p, const toml::node& node, const DaemonConfig& c) {
+    const toml::array* rules = node.as_array();
+    if (!rules)
+        return;
+    for (std::size_t i = 0; i < c.rules.size() && i < rules->size(); ++i) {
+        const Rule& r = c.rules[i];
+        const auto ceiling = r.ceiling();
+        if (!ceiling || *ceiling <= c.default_max_priority)
+            continue;
+        if (!r.exe.empty() && !r.uid && !r.gid && r.cgroup.empty() && !r.needs_pod())
+            p.problem((*rules)[i].source(),
+                      "a rule that grants above default_max_priority must match uid, gid, "
+                      "cgroup or k8s_*: exe alone is chosen by the tenant");
     }
 }
 
@@ -263,8 +354,9 @@ DaemonConfig parse_config(std::string_view text, const std::string& file,
         throw ConfigError({os.str()});
     }
     Parser p(file);
-    p.known_keys(root, "the file (sections are [daemon], [policy], [[rule]])",
-                 {"daemon", "policy", "rule"});
+    p.known_keys(root,
+                 "the file (sections are [daemon], [policy], [trust], [kubernetes], [[rule]])",
+                 {"daemon", "policy", "trust", "kubernetes", "rule"});
     if (const toml::node* n = root.get("daemon")) {
         if (auto* t = n->as_table())
             parse_daemon(p, *t, c);
@@ -277,8 +369,25 @@ DaemonConfig parse_config(std::string_view text, const std::string& file,
         else
             p.problem(n->source(), "policy must be a table ([policy])");
     }
-    if (const toml::node* n = root.get("rule"))
+    if (const toml::node* n = root.get("trust")) {
+        if (auto* t = n->as_table())
+            parse_trust(p, *t, c);
+        else
+            p.problem(n->source(), "trust must be a table ([trust])");
+    }
+    if (const toml::node* n = root.get("kubernetes")) {
+        if (auto* t = n->as_table())
+            parse_kubernetes(p, *t, c);
+        else
+            p.problem(n->source(), "kubernetes must be a table ([kubernetes])");
+    }
+    if (const toml::node* n = root.get("rule")) {
         parse_rules(p, *n, c);
+        check_grants(p, *n, c);
+    }
+    for (const Rule& r : c.rules)
+        if (r.needs_pod() && c.kube.api.empty())
+            p.problems().push_back(r.where + ": match.k8s_* needs [kubernetes] api");
     if (p.problems().empty()) {
         // Cross-knob rules: attributed to the [policy] table (or line 1).
         toml::source_region at{};

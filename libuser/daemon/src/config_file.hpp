@@ -7,6 +7,7 @@
 #define AMDQPD_CONFIG_FILE_HPP
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -22,15 +23,41 @@ using namespace std::chrono_literals;
 
 inline constexpr const char* kDefaultConfigPath = "/etc/amdqp/amdqpd.toml";
 
-// Sets the priority and/or group of the processes it matches. Every match
-// given must hold; the first rule that matches wins.
+// Grants a level (or a maximum) and/or sets the group of the processes it
+// matches: the administrator's word on an identity the tenant cannot
+// forge (uid, gid, cgroup, Kubernetes pod). Every match given must hold;
+// the first rule that matches wins. Documentation/security.rst.
 struct Rule {
-    std::string cgroup;  // glob (fnmatch) on the cgroup v2 path
+    std::string cgroup;  // glob (fnmatch, FNM_PATHNAME) on the cgroup v2 path
     std::optional<std::uint32_t> uid;
-    std::string exe;  // glob on /proc/PID/exe's target
-    std::optional<int> priority;
+    std::optional<std::uint32_t> gid;  // the real, effective or a supplementary group
+    std::string exe;                   // glob on /proc/PID/exe's target (not an identity)
+    std::string k8s_priority_class;    // the pod's spec.priorityClassName
+    std::string k8s_namespace;         // the pod's namespace (glob)
+    std::string k8s_label;             // "key=value" among the pod's labels
+    std::optional<int> priority;       // the level its queues get, whatever they declared
+    std::optional<int> max_priority;   // or: what they declared, up to this
     std::optional<std::string> group;
     std::string where;  // "file:line" of the rule
+
+    bool needs_pod() const {
+        return !k8s_priority_class.empty() || !k8s_namespace.empty() || !k8s_label.empty();
+    }
+    // The most this rule lets a queue have (nullopt: it grants nothing).
+    std::optional<int> ceiling() const {
+        if (max_priority)
+            return max_priority;
+        return priority;
+    }
+};
+
+// Where amdqpd learns a pod's namespace, PriorityClass and labels.
+struct KubeConfig {
+    // "" = off; http://127.0.0.1:PORT (a kubectl-proxy sidecar, or the
+    // kubelet's read-only port) or unix:/PATH; only loopback or a socket.
+    std::string api;
+    std::string node_name;                   // "" = $NODE_NAME
+    std::chrono::milliseconds refresh = 5s;  // pod list re-read at most this often
 };
 
 enum class GroupBy {
@@ -40,10 +67,11 @@ enum class GroupBy {
 
 struct DaemonConfig {
     policy::Config policy;
-    std::string runtime_dir;                          // "" = AMDQP_RUNTIME_DIR or /dev/shm
-    std::string device;                               // "" = libamdqp's default (/dev/amdqp)
-    std::string metrics = "127.0.0.1:9464";           // "" = off; HOST:PORT or unix:PATH
-    std::string log_level = "info";                   // error, warning, info, debug
+    std::string runtime_dir;                 // "" = AMDQP_RUNTIME_DIR or /dev/shm
+    std::string device;                      // "" = libamdqp's default (/dev/amdqp)
+    std::string metrics = "127.0.0.1:9464";  // "" = off; HOST:PORT or unix:PATH
+    bool queue_metrics = false;              // per-queue series (pid labels: who runs what)
+    std::string log_level = "info";          // error, warning, info, debug
     std::chrono::microseconds poll_interval = 250us;  // while something is held off
     std::chrono::milliseconds idle_poll = 50ms;       // otherwise (wake channel covers starts)
     std::chrono::milliseconds rescan = 200ms;         // page directory and queue list
@@ -51,6 +79,13 @@ struct DaemonConfig {
     std::chrono::milliseconds coop_lease = 2000ms;
     GroupBy group_by = GroupBy::kCgroup;
     int realtime_priority = 0;  // SCHED_FIFO priority of the loop, 0 = normal scheduling
+    // [trust]: the ceiling of every process no rule grants more (the
+    // config file accepts normal or lower), and per-uid budgets of one
+    // step's work: pages (processes) and queues considered.
+    int default_max_priority = 7;
+    std::size_t max_pages_per_uid = 32;
+    std::size_t max_queues_per_uid = 256;
+    KubeConfig kube;
     std::vector<Rule> rules;
 };
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "controller.hpp"
 
+#include <stdlib.h>
 #include <time.h>
 
 #include <algorithm>
@@ -24,6 +25,28 @@ constexpr std::int64_t kDeviceRetryNs = 1'000'000'000;
 // also the retry pace of a page found half made, for kUnreadyRetryNs.
 constexpr std::int64_t kFastRescanNs = 1'000'000;
 constexpr std::int64_t kUnreadyRetryNs = 1'000'000'000;
+// A page slot naming no queue the kernel lists for its process makes the
+// daemon ask the kernel for that process's queues again, at most this
+// often (a forged slot must not cost an ioctl every step).
+constexpr std::int64_t kLookupNs = 10'000'000;
+
+// What a queue's owner asked for: the kernel's effective priority, or
+// (uapi 1.2) the request it clamped to the kernel's ceiling, which a grant
+// of the daemon's own (SET_PRIORITY) may allow.
+std::uint32_t asked(const QueueInfo& q) {
+    return std::max(q.priority, q.requested);
+}
+
+std::unique_ptr<PodDirectory> make_pods(const KubeConfig& k) {
+    if (k.api.empty())
+        return nullptr;
+    std::string node = k.node_name;
+    if (node.empty())
+        if (const char* env = secure_getenv("NODE_NAME"))
+            node = env;
+    return std::make_unique<KubePods>(loopback_http(k.api, std::chrono::seconds(2)),
+                                      pods_path(k.api, node), k.refresh);
+}
 
 std::int64_t ns(std::chrono::nanoseconds d) {
     return d.count();
@@ -187,7 +210,8 @@ Controller::Controller(const DaemonConfig& cfg, Metrics& metrics, const Log& log
       open_device_(open_device ? std::move(open_device)
                                : [](const std::string& path) { return Device::open(path); }),
       wake_(activity::WakeChannel::create(dir())),
-      acts_(std::make_unique<Acts>(*this)) {
+      acts_(std::make_unique<Acts>(*this)),
+      pods_(make_pods(cfg.kube)) {
     try {
         watch_ = std::make_unique<DirWatch>(dir(), [w = &wake_] { w->wake(); });
     } catch (const Error& e) {
@@ -222,6 +246,8 @@ void Controller::open_device_if_due(std::int64_t now) {
     try {
         dev_.emplace(open_device_(path));
         log_.info("device", "opened " + path);
+        ceilings_.reset();
+        clamp_failed_.clear();
         watch_devices();
     } catch (const Error& e) {
         // Cooperative queues still work without the module.
@@ -337,11 +363,13 @@ void Controller::forget_gpu(std::uint32_t gpu) {
         }
     }
     std::erase_if(queue_table_, [gpu](const auto& kv) { return kv.second.gpu_id == gpu; });
+    std::erase_if(queue_ids_, [gpu](const auto& kv) { return kv.second.gpu_id == gpu; });
     metrics_.forget_gpu(gpu);
 }
 
 void Controller::refresh_queue_table() {
     queue_table_.clear();
+    queue_ids_.clear();
     if (!dev_)
         return;
     std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, double> suspended;
@@ -349,7 +377,8 @@ void Controller::refresh_queue_table() {
     try {
         for (const QueueInfo& q : dev_->queues()) {
             queue_table_[{q.pid, q.ring_va}] = q;
-            if (procs_.contains(static_cast<pid_t>(q.pid)))
+            queue_ids_[{static_cast<std::int32_t>(q.pid), q.gpu_id, q.queue_id}] = q;
+            if (cfg_.queue_metrics && procs_.contains(static_cast<pid_t>(q.pid)))
                 suspended[{q.pid, q.gpu_id, q.queue_id}] =
                     static_cast<double>(q.suspended_ns) / 1e9;
         }
@@ -402,35 +431,72 @@ void Controller::rescan(std::int64_t now) {
     }
     unready_ = std::move(unready);
     std::set<pid_t> live;
+    std::map<std::uint32_t, std::size_t> pages_of;  // uid -> processes adopted
+    for (const auto& [pid, p] : procs_)
+        pages_of[p.facts.uid]++;
     for (activity::Page& page : found.pages) {
         const pid_t pid = page.pid();
-        live.insert(pid);
         auto it = procs_.find(pid);
-        if (it != procs_.end() && it->second.page.start_time() == page.start_time())
+        if (it != procs_.end() && it->second.page.start_time() == page.start_time()) {
+            live.insert(pid);
             continue;
+        }
         if (it != procs_.end()) {
+            pages_of[it->second.facts.uid]--;
             policy_->remove_process(pid);  // pid reused
             procs_.erase(it);
         }
         std::optional<ProcessFacts> facts = read_process_facts(pid);
         if (!facts)
             continue;
+        // One tenant's many processes must not stall the loop for all.
+        if (pages_of[facts->uid] >= cfg_.max_pages_per_uid) {
+            if (over_budget_.insert(facts->uid).second)
+                log_.warning("budget", "uid " + std::to_string(facts->uid) + " has " +
+                                           std::to_string(cfg_.max_pages_per_uid) +
+                                           " tagged processes (max_pages_per_uid): more are "
+                                           "not looked at");
+            metrics_.error("budget");
+            continue;
+        }
+        live.insert(pid);
         Proc p(std::move(page));
         p.facts = *facts;
         try {
             activity::Snapshot snap = p.page.snapshot();
             p.acked = snap.header.busy_seq;  // announcements from before us need no ack
-            p.verdict = decide(cfg_.rules, cfg_.group_by, p.facts, snap.group());
+            p.page_group = snap.group();
         } catch (const Error&) {
             continue;
         }
-        log_.info("process",
-                  "pid " + std::to_string(pid) + " (" + p.facts.comm + ") tagged" +
-                      (p.verdict.priority ? ", priority " + std::to_string(*p.verdict.priority) +
-                                                " by rule " + p.verdict.rule
-                                          : std::string()) +
-                      (p.verdict.group.empty() ? "" : ", group " + p.verdict.group));
+        decide_process(p);
+        pages_of[p.facts.uid]++;
+        log_.info(
+            "process",
+            "pid " + std::to_string(pid) + " (" + p.facts.comm + ", uid " +
+                std::to_string(p.facts.uid) + ") tagged" +
+                (p.verdict.priority ? ", priority " + std::to_string(*p.verdict.priority)
+                                    : ", up to priority " + std::to_string(p.verdict.ceiling)) +
+                (p.verdict.rule.empty() ? " (default)" : " by rule " + p.verdict.rule) +
+                (p.pod_pending ? " (pod not known yet)" : "") +
+                (p.verdict.group.empty() ? "" : ", group " + p.verdict.group));
         procs_.emplace(pid, std::move(p));
+    }
+    // A pod the directory learnt since: the process is decided again and
+    // its queues taken in afresh.
+    for (auto& [pid, p] : procs_) {
+        if (!p.pod_pending)
+            continue;
+        decide_process(p);
+        if (p.pod_pending)
+            continue;
+        log_.info("process",
+                  "pid " + std::to_string(pid) + ": pod " + p.facts.pod->namespace_ + "/" +
+                      p.facts.pod->name +
+                      (p.verdict.rule.empty() ? ", default" : ", rule " + p.verdict.rule));
+        for (const auto& [id, q] : p.queues)
+            policy_->remove_queue(q.key);
+        p.queues.clear();
     }
     for (auto it = procs_.begin(); it != procs_.end();) {
         if (!live.contains(it->first)) {
@@ -442,6 +508,7 @@ void Controller::rescan(std::int64_t now) {
         }
     }
     refresh_queue_table();
+    reconcile_kernel();
     metrics_.set_processes(procs_.size());
     std::map<int, std::uint64_t> by_prio;
     std::uint64_t holds = 0, timeouts = 0;
@@ -456,47 +523,124 @@ void Controller::rescan(std::int64_t now) {
     metrics_.set_policy_counters(policy_->stats().starvation_hits, policy_->stats().relapses);
 }
 
-void Controller::sync_slots(pid_t pid, Proc& p, const activity::Snapshot& snap) {
+void Controller::decide_process(Proc& p) {
+    p.facts.pod.reset();
+    if (!p.facts.pod_uid.empty() && pods_)
+        p.facts.pod = pods_->find(p.facts.pod_uid);
+    p.pod_pending = !p.facts.pod_uid.empty() && pods_ && !p.facts.pod;
+    p.verdict = decide(cfg_.rules, cfg_.group_by, p.facts, p.page_group, cfg_.default_max_priority);
+}
+
+QueueInfo* Controller::kernel_queue(pid_t pid, const activity::Slot& s) {
+    auto look = [&]() -> QueueInfo* {
+        if (s.known_queue()) {
+            auto it = queue_ids_.find({pid, s.gpu_id, *s.queue_id});
+            return it == queue_ids_.end() ? nullptr : &it->second;
+        }
+        auto it = queue_table_.find({static_cast<std::uint32_t>(pid), s.ring_va});
+        return it == queue_table_.end() || !s.ring_va ? nullptr : &it->second;
+    };
+    if (QueueInfo* q = look())
+        return q;
+    if (!dev_)
+        return nullptr;
+    const std::int64_t now = clock_.now_ns();
+    auto [last, fresh] = looked_up_.try_emplace(pid, now);
+    if (!fresh && now - last->second < kLookupNs)
+        return nullptr;
+    last->second = now;
+    try {
+        for (const QueueInfo& q : dev_->queues(0, static_cast<std::uint32_t>(pid))) {
+            if (q.pid != static_cast<std::uint32_t>(pid))
+                continue;
+            queue_table_[{q.pid, q.ring_va}] = q;
+            queue_ids_[{pid, q.gpu_id, q.queue_id}] = q;
+        }
+    } catch (const Error& e) {
+        metrics_.error("list");
+        if (device_gone(e))
+            lose_device(e);
+        return nullptr;
+    }
+    return look();
+}
+
+void Controller::clamp(QueueInfo& q, int want) {
+    const policy::QueueKey key{static_cast<std::int32_t>(q.pid), q.gpu_id, q.queue_id};
+    if (!dev_ || static_cast<int>(q.priority) == want || clamp_failed_.contains(key))
+        return;
+    try {
+        dev_->set_priority(QueueRef::of(q), want);
+        log_.debug("priority", "pid " + std::to_string(q.pid) + " gpu " + std::to_string(q.gpu_id) +
+                                   " queue " + std::to_string(q.queue_id) + ": priority " +
+                                   std::to_string(q.priority) + " -> " + std::to_string(want));
+        q.priority = static_cast<std::uint32_t>(want);
+    } catch (const Error& e) {
+        clamp_failed_.insert(key);
+        metrics_.error("priority");
+        log_.warning("priority_failed", e.what());
+    }
+}
+
+void Controller::sync_slots(pid_t pid, Proc& p, const activity::Snapshot& snap,
+                            std::map<std::uint32_t, std::size_t>& uid_queues) {
     std::set<SlotId> seen;
     for (const activity::Slot& s : snap.slots) {
         const SlotId id{s.index, s.ring_va};
-        seen.insert(id);
-        if (p.queues.contains(id))
+        if (p.queues.contains(id)) {
+            seen.insert(id);
             continue;
+        }
+        std::size_t& count = uid_queues[p.facts.uid];
+        if (count >= cfg_.max_queues_per_uid) {
+            if (over_budget_.insert(p.facts.uid).second)
+                log_.warning("budget", "uid " + std::to_string(p.facts.uid) + " has " +
+                                           std::to_string(cfg_.max_queues_per_uid) +
+                                           " queues (max_queues_per_uid): more are not looked at");
+            continue;
+        }
         policy::QueueInfo qi;
         qi.key.pid = pid;
-        if (s.known_queue()) {
+        int declared = 0;
+        QueueInfo* kq = nullptr;
+        if (s.mechanism == AMDQP_ACT_MECH_COOP) {
+            // A queue amdqp does not hold: the process takes it off itself
+            // when asked. Only the page knows it, so the page's priority
+            // counts, up to the process's ceiling, on a GPU amdqp lists.
+            if (!s.known_queue() || (dev_ && !gpus_.contains(s.gpu_id)))
+                continue;
             qi.key.gpu_id = s.gpu_id;
             qi.key.queue_id = *s.queue_id;
-        } else if (auto it = queue_table_.find({static_cast<std::uint32_t>(pid), s.ring_va});
-                   it != queue_table_.end()) {
-            qi.key.gpu_id = it->second.gpu_id;
-            qi.key.queue_id = it->second.queue_id;
+            declared = static_cast<int>(std::min<std::uint32_t>(s.priority, policy::kPriorityMax));
         } else {
-            continue;  // not known to anyone yet: looked for again next time
+            // The kernel's word on which queues are this process's, their
+            // GPU and priority; a slot it does not list is no queue.
+            kq = kernel_queue(pid, s);
+            if (!kq)
+                continue;  // not (yet) the kernel's: looked for again later
+            qi.key.gpu_id = kq->gpu_id;
+            qi.key.queue_id = kq->queue_id;
+            declared = static_cast<int>(asked(*kq));
         }
         if (removed_gpus_.contains(qi.key.gpu_id))
             continue;  // the slot outlived its queue: the GPU went away
-        qi.priority = p.verdict.priority.value_or(static_cast<int>(s.priority));
-        qi.mechanism = s.mechanism == AMDQP_ACT_MECH_COOP ? policy::Mechanism::kCoop
-                                                          : policy::Mechanism::kAmdqp;
+        if (std::any_of(p.queues.begin(), p.queues.end(),
+                        [&qi](const auto& kv) { return kv.second.key == qi.key; }))
+            continue;  // a second slot for one queue
+        qi.priority = effective_priority(p.verdict, static_cast<std::uint32_t>(declared));
+        qi.mechanism = kq ? policy::Mechanism::kAmdqp : policy::Mechanism::kCoop;
         if (!p.verdict.group.empty())
             qi.group = p.verdict.group + "@" + std::to_string(qi.priority);
-        if (p.verdict.priority && *p.verdict.priority != static_cast<int>(s.priority) &&
-            qi.mechanism == policy::Mechanism::kAmdqp && dev_ &&
-            !p.reprioritized.contains(qi.key)) {
-            // SUSPEND_BELOW looks at the kernel's priority: the rule's must be there.
-            try {
-                dev_->set_priority(QueueRef::by_id(pid, qi.key.gpu_id, qi.key.queue_id),
-                                   qi.priority);
-                p.reprioritized.insert(qi.key);
-            } catch (const Error& e) {
-                metrics_.error("priority");
-                log_.warning("priority_failed", e.what());
-            }
+        // SUSPEND_BELOW compares the kernel's priority: the rule's level,
+        // or the ceiling, must be there.
+        if (kq && !p.reprioritized.contains(qi.key) && declared != qi.priority) {
+            clamp(*kq, qi.priority);
+            p.reprioritized.insert(qi.key);
         }
         policy_->add_queue(qi);
         p.queues.emplace(id, qi);
+        seen.insert(id);
+        ++count;
     }
     for (auto it = p.queues.begin(); it != p.queues.end();) {
         if (!seen.contains(it->first)) {
@@ -506,6 +650,112 @@ void Controller::sync_slots(pid_t pid, Proc& p, const activity::Snapshot& snap) 
         } else {
             ++it;
         }
+    }
+}
+
+void Controller::reconcile_kernel() {
+    if (!dev_)
+        return;
+    std::set<policy::QueueKey> watched;
+    for (auto& [pid, p] : procs_) {
+        for (auto it = p.queues.begin(); it != p.queues.end();) {
+            policy::QueueInfo& q = it->second;
+            if (q.mechanism == policy::Mechanism::kCoop) {
+                ++it;
+                continue;
+            }
+            auto k = queue_ids_.find(q.key);
+            if (k == queue_ids_.end()) {
+                // Gone from the kernel's list: no queue any more.
+                policy_->remove_queue(q.key);
+                last_doorbells_.erase(q.key);
+                it = p.queues.erase(it);
+                continue;
+            }
+            watched.insert(q.key);
+            // The owner may have set it since (SET_PRIORITY within its
+            // kernel ceiling): the daemon's bound holds again.
+            const int want = effective_priority(p.verdict, asked(k->second));
+            clamp(k->second, want);
+            if (want != q.priority) {
+                q.priority = want;
+                if (!p.verdict.group.empty())
+                    q.group = p.verdict.group + "@" + std::to_string(want);
+                policy_->add_queue(q);
+            }
+            ++it;
+        }
+    }
+    // Queues no page speaks for: clamped to their owner's ceiling, and
+    // victims of every suspension above them.
+    std::map<std::uint32_t, int> lowest;
+    std::map<pid_t, std::pair<ProcessFacts, Verdict>> owners;
+    for (auto& [key, q] : queue_ids_) {
+        if (watched.contains(key) || removed_gpus_.contains(q.gpu_id))
+            continue;
+        const Verdict* v = nullptr;
+        if (auto t = procs_.find(key.pid); t != procs_.end()) {
+            v = &t->second.verdict;
+        } else if (auto o = owners.find(key.pid); o != owners.end()) {
+            v = &o->second.second;
+        } else if (auto c = owners_.find(key.pid); c != owners_.end()) {
+            v = &owners.emplace(key.pid, c->second).first->second.second;
+        } else if (auto f = read_process_facts(key.pid)) {
+            if (!f->pod_uid.empty() && pods_)
+                f->pod = pods_->find(f->pod_uid);
+            Verdict d = decide(cfg_.rules, cfg_.group_by, *f, "", cfg_.default_max_priority);
+            if (f->pod_uid.empty() || !pods_ || f->pod)  // else asked again next time
+                v = &owners.emplace(key.pid, std::make_pair(*f, d)).first->second.second;
+            else
+                clamp(q, effective_priority(d, asked(q)));
+        }
+        if (v)
+            clamp(q, effective_priority(*v, asked(q)));
+        // Its activity is unknown unless the backend counts its work: it
+        // is a victim of any suspension above it unless known to be idle.
+        if (q.submitted > 0 && q.completed >= q.submitted)
+            continue;
+        auto [it, fresh] = lowest.try_emplace(q.gpu_id, static_cast<int>(q.priority));
+        if (!fresh)
+            it->second = std::min(it->second, static_cast<int>(q.priority));
+    }
+    owners_ = std::move(owners);
+    std::set<std::uint32_t> gpus = gpus_;
+    for (const auto& [g, l] : lowest)
+        gpus.insert(g);
+    for (auto g : gpus) {
+        auto it = lowest.find(g);
+        policy_->set_unwatched(g, it == lowest.end() ? std::nullopt : std::optional(it->second));
+    }
+    push_ceilings();
+}
+
+void Controller::push_ceilings() {
+    std::vector<Decided> decided;
+    for (const auto& [pid, p] : procs_)
+        decided.push_back({&p.facts, p.verdict.rule_index});
+    for (const auto& [pid, o] : owners_)
+        decided.push_back({&o.first, o.second.rule_index});
+    const CeilingMap want = ceiling_entries(cfg_.rules, cfg_.default_max_priority, decided);
+    std::string error;
+    switch (ceilings_.sync(*dev_, want, error)) {
+        case CeilingTable::Result::same:
+            break;
+        case CeilingTable::Result::pushed:
+            log_.info("ceilings", "kernel ceiling table: " + std::to_string(want.size()) + " entr" +
+                                      (want.size() == 1 ? "y" : "ies"));
+            break;
+        case CeilingTable::Result::unsupported:
+            if (!warned_ceilings_)
+                log_.warning("ceilings",
+                             "amdqp.ko has no ceiling table (uapi before 1.2): queues are "
+                             "clamped by amdqpd alone, after it sees them");
+            warned_ceilings_ = true;
+            break;
+        case CeilingTable::Result::failed:
+            metrics_.error("ceilings");
+            log_.warning("ceilings", error);
+            break;
     }
 }
 
@@ -571,6 +821,9 @@ void Controller::step() {
     std::vector<pid_t> broken;
     std::optional<std::int64_t> trigger;
     int min_prio = policy::kPriorityMax;
+    std::map<std::uint32_t, std::size_t> uid_queues;
+    for (const auto& [pid, p] : procs_)
+        uid_queues[p.facts.uid] += p.queues.size();
     for (auto& [pid, p] : procs_) {
         activity::Snapshot snap;
         try {
@@ -579,7 +832,7 @@ void Controller::step() {
             broken.push_back(pid);
             continue;
         }
-        sync_slots(pid, p, snap);
+        sync_slots(pid, p, snap, uid_queues);
         p.holds = snap.header.holds;
         p.hold_timeouts = snap.header.hold_timeouts;
         for (const activity::Slot& s : snap.slots) {

@@ -28,9 +28,11 @@
 #include <amdqp/amdqp.hpp>
 
 #include "amdqp/policy/policy.hpp"
+#include "ceilings.hpp"
 #include "config_file.hpp"
 #include "device_watch.hpp"
 #include "dir_watch.hpp"
+#include "kube_pods.hpp"
 #include "log.hpp"
 #include "metrics.hpp"
 #include "process_facts.hpp"
@@ -69,6 +71,10 @@ class Controller {
     // Stop: resume everything, withdraw the wake/hold request from pages.
     void release_all();
 
+    // Where pods' facts come from (rules with match.k8s_*); by default
+    // KubePods over [kubernetes] api, when set. Tests pass a fake.
+    void set_pod_directory(std::unique_ptr<PodDirectory> pods) { pods_ = std::move(pods); }
+
     bool device_open() const { return dev_.has_value(); }
     std::size_t processes() const { return procs_.size(); }
     const policy::Policy& policy() const { return *policy_; }
@@ -86,6 +92,8 @@ class Controller {
         activity::Page page;
         ProcessFacts facts;
         Verdict verdict;
+        std::string page_group;                      // AMDQP_GROUP as the page says
+        bool pod_pending = false;                    // in a pod the directory did not know yet
         std::map<SlotId, policy::QueueInfo> queues;  // live slots the policy knows
         std::set<policy::QueueKey> reprioritized;    // rule priority pushed to the kernel
         std::uint32_t ctl_written = 0;
@@ -111,7 +119,24 @@ class Controller {
     bool leave_out_removed(const Error& e, std::span<const std::uint32_t> gpus);
     void rescan(std::int64_t now);
     void refresh_queue_table();
-    void sync_slots(pid_t pid, Proc& p, const activity::Snapshot& snap);
+    // Page slots are hints: one is adopted only as a queue the kernel lists
+    // for the page's own process, with the kernel's priority up to the
+    // process's ceiling; the rest are dropped. At most
+    // max_queues_per_uid queues of one uid (@uid_queues: theirs so far).
+    void sync_slots(pid_t pid, Proc& p, const activity::Snapshot& snap,
+                    std::map<std::uint32_t, std::size_t>& uid_queues);
+    // The kernel's entry for @s of @pid, looking @pid's queues up again
+    // (rate-limited) when the table lacks it; nullptr if none.
+    QueueInfo* kernel_queue(pid_t pid, const activity::Slot& s);
+    void decide_process(Proc& p);
+    // After a rescan: adopted queues follow the kernel's priority (and go
+    // when it no longer lists them), queues nobody tagged are clamped to
+    // their owner's ceiling and reported to the policy as victims, the
+    // kernel's ceiling table follows the rules.
+    void reconcile_kernel();
+    // SET_PRIORITY @want on @q unless it has it (or was refused before).
+    void clamp(QueueInfo& q, int want);
+    void push_ceilings();
     // Control flags of @p's page; @resuming: GPUs about to run their lower
     // queues again (their suspension does not count any more).
     void update_control(Proc& p, std::int64_t now, std::span<const std::uint32_t> resuming = {});
@@ -136,6 +161,16 @@ class Controller {
     std::map<pid_t, Proc> procs_;
     // LIST_QUEUES by (pid, ring VA): for slots whose ids the page lacks.
     std::map<std::pair<std::uint32_t, std::uint64_t>, QueueInfo> queue_table_;
+    // The same by (pid, gpu, queue id).
+    std::map<policy::QueueKey, QueueInfo> queue_ids_;
+    std::map<pid_t, std::int64_t> looked_up_;  // pid -> last LIST_QUEUES of its own
+    // Owners of queues nobody tagged: their verdict, by pid and start.
+    std::map<pid_t, std::pair<ProcessFacts, Verdict>> owners_;
+    std::set<policy::QueueKey> clamp_failed_;  // SET_PRIORITY refused: not retried
+    std::set<std::uint32_t> over_budget_;      // uids told about once
+    std::unique_ptr<PodDirectory> pods_;
+    CeilingTable ceilings_;
+    bool warned_ceilings_ = false;
     std::int64_t next_scan_ = 0;
     std::int64_t last_scan_ = 0;
     // Pages found half made (a writer fills the header after closing the

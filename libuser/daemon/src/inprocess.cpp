@@ -55,6 +55,10 @@ extern "C" int amdqp_controller_start(const char* config_path, char* err, size_t
         } else {
             r->cfg = load_config("/nonexistent", false, kernel_watchdog_max_suspend());
             r->cfg.metrics = "";
+            // Inside one application, with its own rights only: the
+            // kernel's permissions and ceilings are the bound, and its own
+            // processes' levels are theirs to choose (no admin config).
+            r->cfg.default_max_priority = amdqp::priority_max;
         }
         r->log.set_level(r->cfg.log_level == "info" ? "warning" : r->cfg.log_level);
         if (!r->cfg.metrics.empty())

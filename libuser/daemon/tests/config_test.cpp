@@ -27,6 +27,7 @@ TEST(Config, EmptyFileGivesTheDefaults) {
     EXPECT_EQ(c.policy.order, amdqp::policy::SuspendOrder::kBeforeDoorbell);
     EXPECT_EQ(c.policy.hysteresis_min, 3ms);
     EXPECT_EQ(c.group_by, GroupBy::kCgroup);
+    EXPECT_FALSE(c.queue_metrics) << "pid labels tell who runs what: off unless asked";
     EXPECT_TRUE(c.rules.empty());
 }
 
@@ -35,6 +36,7 @@ TEST(Config, EveryKnobIsRead) {
 [daemon]
 runtime_dir = "/run/x"
 metrics = "unix:/run/amdqp/m.sock"
+queue_metrics = true
 log_level = "debug"
 poll_interval_us = 100
 idle_poll_ms = 20
@@ -70,6 +72,7 @@ group = "train-job"
 )");
     EXPECT_EQ(c.runtime_dir, "/run/x");
     EXPECT_EQ(c.metrics, "unix:/run/amdqp/m.sock");
+    EXPECT_TRUE(c.queue_metrics);
     EXPECT_EQ(c.poll_interval, 100us);
     EXPECT_EQ(c.idle_poll, 20ms);
     EXPECT_EQ(c.coop_lease, 3000ms);
@@ -83,7 +86,7 @@ group = "train-job"
     EXPECT_EQ(c.policy.hysteresis_window, 16u);
     ASSERT_EQ(c.rules.size(), 2u);
     EXPECT_EQ(c.rules[0].priority, 12);
-    EXPECT_EQ(c.rules[0].where, "amdqpd.toml:29");
+    EXPECT_EQ(c.rules[0].where, "amdqpd.toml:30");
     EXPECT_EQ(c.rules[1].uid, 1001u);
     EXPECT_EQ(c.rules[1].priority, 2);
     EXPECT_EQ(c.rules[1].group, "train-job");
@@ -121,8 +124,76 @@ TEST(Config, RulesNeedAMatchAndAnEffect) {
         "match.exe = \"/bin/x\"\npriority = 99\n");
     ASSERT_EQ(p.size(), 3u);
     EXPECT_NE(p[0].find("needs a match table"), std::string::npos) << p[0];
-    EXPECT_NE(p[1].find("must set priority or group"), std::string::npos) << p[1];
+    EXPECT_NE(p[1].find("must set priority, max_priority or group"), std::string::npos) << p[1];
     EXPECT_EQ(p[2], "amdqpd.toml:9: priority must be 0..15 or low, normal, high");
+}
+
+TEST(Config, TrustAndKubernetesAreRead) {
+    DaemonConfig c = parse(R"(
+[trust]
+default_max_priority = "low"
+max_pages_per_uid = 4
+max_queues_per_uid = 16
+
+[kubernetes]
+api = "http://127.0.0.1:8001"
+node_name = "node-7"
+refresh_ms = 1000
+
+[[rule]]
+match.k8s_priority_class = "inference-high"
+priority = "high"
+
+[[rule]]
+match = { gid = 2001, cgroup = "/system.slice/*.service" }
+max_priority = 10
+
+[[rule]]
+match.k8s_label = "amdqp.io/tier=batch"
+priority = "low"
+)");
+    EXPECT_EQ(c.default_max_priority, 2);
+    EXPECT_EQ(c.max_pages_per_uid, 4u);
+    EXPECT_EQ(c.max_queues_per_uid, 16u);
+    EXPECT_EQ(c.kube.api, "http://127.0.0.1:8001");
+    EXPECT_EQ(c.kube.node_name, "node-7");
+    EXPECT_EQ(c.kube.refresh, 1000ms);
+    ASSERT_EQ(c.rules.size(), 3u);
+    EXPECT_EQ(c.rules[0].k8s_priority_class, "inference-high");
+    EXPECT_EQ(c.rules[0].ceiling(), 12);
+    EXPECT_EQ(c.rules[1].gid, 2001u);
+    EXPECT_EQ(c.rules[1].max_priority, 10);
+    EXPECT_EQ(c.rules[2].k8s_label, "amdqp.io/tier=batch");
+    // The default is normal: above it only by a rule.
+    EXPECT_EQ(parse("").default_max_priority, 7);
+}
+
+TEST(Config, GrantsNeedAnIdentityTheTenantCannotChoose) {
+    auto p = problems("[trust]\ndefault_max_priority = \"high\"\n");
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_NE(p[0].find("normal (7) or lower"), std::string::npos) << p[0];
+    // exe alone: anyone can copy a program under that name.
+    p = problems("[[rule]]\nmatch.exe = \"*/vllm\"\npriority = \"high\"\n");
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_NE(p[0].find("exe alone is chosen by the tenant"), std::string::npos) << p[0];
+    EXPECT_TRUE(problems("[[rule]]\nmatch.exe = \"*/train\"\npriority = \"low\"\n").empty());
+    EXPECT_TRUE(
+        problems("[[rule]]\nmatch = { uid = 5, exe = \"*/vllm\" }\npriority = \"high\"\n").empty());
+    // Pods need the pod list; the API only on loopback (TLS stays in the proxy).
+    p = problems("[[rule]]\nmatch.k8s_namespace = \"x\"\npriority = 2\n");
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_NE(p[0].find("needs [kubernetes] api"), std::string::npos) << p[0];
+    p = problems("[kubernetes]\napi = \"http://10.0.0.1:8001\"\n");
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_NE(p[0].find("loopback only"), std::string::npos) << p[0];
+    p = problems("[[rule]]\nmatch.uid = 5\npriority = 12\nmax_priority = 7\n");
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_NE(p[0].find("max_priority must not be below priority"), std::string::npos) << p[0];
+    p = problems(
+        "[[rule]]\nmatch.k8s_label = \"novalue\"\npriority = 2\n[kubernetes]\n"
+        "api = \"unix:/run/k.sock\"\n");
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_NE(p[0].find("key=value"), std::string::npos) << p[0];
 }
 
 TEST(Config, BadMetricsAddressAndHoldLongerThanHysteresis) {

@@ -7,13 +7,17 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <map>
+#include <optional>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -41,6 +45,23 @@ class Tagged {
     // A child with one slot of @priority on @gpu whose ring is @ring_va.
     Tagged(const std::string& dir, Shared* shared, int n, std::uint32_t priority,
            std::uint64_t ring_va, const char* group = nullptr, std::uint32_t gpu = kGpu)
+        : Tagged(dir, {slot(shared, n, priority, ring_va, gpu)}, group) {}
+    static amdqp::detail::SlotInit slot(Shared* shared, int n, std::uint32_t priority,
+                                        std::uint64_t ring_va, std::uint32_t gpu = kGpu,
+                                        std::uint32_t queue_id = UINT32_MAX) {
+        amdqp::detail::SlotInit init;
+        init.gpu_id = gpu;
+        init.priority = priority;
+        init.mechanism = AMDQP_ACT_MECH_AMDQP;
+        init.ring_va = ring_va;
+        init.queue_id = queue_id;
+        init.read_index_va = reinterpret_cast<std::uint64_t>(&shared->read_index[n]);
+        return init;
+    }
+    // A child whose page holds @slots, whatever they claim.
+    // @as_uid: the child runs as that user (the test must be root).
+    Tagged(const std::string& dir, const std::vector<amdqp::detail::SlotInit>& slots,
+           const char* group = nullptr, std::optional<uid_t> as_uid = std::nullopt)
         : dir_(dir) {
         int ready[2];
         if (pipe(ready) != 0)
@@ -49,14 +70,13 @@ class Tagged {
         if (pid_ == 0) {
             if (group)
                 setenv("AMDQP_GROUP", group, 1);
+            if (as_uid && (setgid(*as_uid) != 0 || setuid(*as_uid) != 0))
+                _exit(1);
             amdqp::detail::ActivityWriter w(dir);
-            amdqp::detail::SlotInit init;
-            init.gpu_id = gpu;
-            init.priority = priority;
-            init.mechanism = AMDQP_ACT_MECH_AMDQP;
-            init.ring_va = ring_va;
-            init.read_index_va = reinterpret_cast<std::uint64_t>(&shared->read_index[n]);
-            char ok = w.take_slot(init) == 0 ? 'y' : 'n';
+            char ok = 'y';
+            for (const auto& init : slots)
+                if (w.take_slot(init) < 0)
+                    ok = 'n';
             [[maybe_unused]] auto r = write(ready[1], &ok, 1);
             for (;;)
                 pause();
@@ -82,8 +102,8 @@ class Tagged {
     pid_t pid() const { return pid_; }
     amdqp_act_page* page() const { return page_; }
     // What the tagging layer does at a doorbell store.
-    void doorbell(std::uint64_t write_index) {
-        amdqp_act_slot& s = page_->slots[0];
+    void doorbell(std::uint64_t write_index, int slot = 0) {
+        amdqp_act_slot& s = page_->slots[slot];
         s.write_index = write_index;
         s.doorbells++;
         s.last_doorbell_ns = amdqp::detail::monotonic_ns();
@@ -110,6 +130,12 @@ class ControllerTest : public ::testing::Test {
         cfg_.metrics = "";
         cfg_.rescan = 1ms;
         cfg_.group_by = GroupBy::kNone;
+        // The tests' processes are granted any level: their uid's rule.
+        Rule grant;
+        grant.uid = getuid();
+        grant.max_priority = 15;
+        grant.where = "grant:1";
+        cfg_.rules = {grant};
     }
     void TearDown() override { munmap(shared_, sizeof(Shared)); }
 
@@ -423,6 +449,214 @@ TEST_F(ControllerTest, GpuRemovedJustBeforeACallIsLeftOutOfIt) {
     EXPECT_EQ(queues_on(*c, 2), 0);
     const std::string m = metrics_.render();
     EXPECT_EQ(m.find("amdqpd_errors_total{kind=\"suspend\"}"), std::string::npos) << m;
+}
+
+// The page is the tenant's: a slot naming another process's queue, a queue
+// the kernel does not know, or priority 15/16/2^32-1 changes nothing.
+// Without a grant the tenant is held to the default ceiling (normal).
+TEST_F(ControllerTest, ForgedPageSlotsChangeNothing) {
+    cfg_.rules.clear();  // nobody is granted anything: default normal (7)
+    Tagged victim(dir_.path(), shared_, 0, 7, 0x10000);
+    auto& vq = fake_->add_queue(victim.pid(), kGpu, 0x10000, 7, getuid());
+    using Slots = std::vector<amdqp::detail::SlotInit>;
+    // Another Unix user where the test can make one (root: nobody).
+    std::optional<uid_t> other;
+    if (geteuid() == 0) {
+        other = 65534;
+        chmod(dir_.path().c_str(), 01777);
+    }
+    Tagged forger(dir_.path(),
+                  Slots{Tagged::slot(shared_, 1, 15, 0x10000, kGpu, vq.queue_id),  // victim's id
+                        Tagged::slot(shared_, 2, 15, 0x10000),                     // victim's ring
+                        Tagged::slot(shared_, 3, 15, 0x777000, kGpu, 4242)},       // no such queue
+                  nullptr, other);
+    ASSERT_NE(forger.page(), nullptr);
+    forger.page()->slots[1].priority = 16;
+    forger.page()->slots[2].priority = 0xFFFFFFFFu;
+    auto c = make();
+    c->step();
+    for (int i = 0; i < 3; ++i)
+        forger.doorbell(1, i);
+    forger.page()->hdr.busy_seq = 1;
+    for (int i = 0; i < 20; ++i) {
+        c->step();
+        std::this_thread::sleep_for(1ms);
+    }
+    EXPECT_FALSE(fake_->suspended(victim.pid(), kGpu, vq.queue_id));
+    EXPECT_EQ(c->policy().suspend_level(kGpu), 0);
+    EXPECT_EQ(c->policy().stats().suspend_calls, 0u);
+    EXPECT_EQ(c->processes(), 2u) << "the forger's page was looked at";
+    EXPECT_EQ(queues_on(*c, kGpu), 1) << "only the victim's own slot: " << c->status_json();
+    EXPECT_EQ(vq.priority, 7u);
+}
+
+// A queue's priority is the kernel's, up to the owner's ceiling: one made
+// at KFD priority 15 by a tenant granted nothing counts as normal, is set
+// to normal in the kernel too, and outranks nobody at normal.
+TEST_F(ControllerTest, KernelPriorityAboveTheCeilingIsClamped) {
+    cfg_.rules.clear();
+    Tagged victim(dir_.path(), shared_, 0, 7, 0x10000);
+    Tagged greedy(dir_.path(), shared_, 1, 15, 0x20000);
+    auto& vq = fake_->add_queue(victim.pid(), kGpu, 0x10000, 7, getuid());
+    auto& gq = fake_->add_queue(greedy.pid(), kGpu, 0x20000, 15, getuid());
+    greedy.page()->slots[0].priority = 0xFFFFFFFFu;
+    auto c = make();
+    c->step();
+    greedy.doorbell(1);
+    c->step();
+    EXPECT_FALSE(fake_->suspended(victim.pid(), kGpu, vq.queue_id));
+    EXPECT_EQ(gq.priority, 7u) << "clamped in the kernel to the default ceiling";
+    const auto status = nlohmann::json::parse(c->status_json());
+    for (const auto& p : status["tagged"])
+        for (const auto& q : p["queues"])
+            EXPECT_LE(q["priority"].get<int>(), 7) << status.dump();
+}
+
+// An admin's grant by uid: the same queue may be high, and the grant goes
+// into the kernel's ceiling table (FLUSH first: amdqpd owns the table).
+class CeilingSys : public amdqp::Sys {
+  public:
+    explicit CeilingSys(std::shared_ptr<FakeAmdqp> fake) : fake_(std::move(fake)) {}
+    int open(const char* path, int flags) override { return fake_->open(path, flags); }
+    int close(int fd) override { return fake_->close(fd); }
+    int ioctl(int fd, unsigned long request, void* arg) override {
+        if (request != AMDQP_IOC_CEILINGS)
+            return fake_->ioctl(fd, request, arg);
+        auto* req = static_cast<amdqp_ceilings*>(arg);
+        ops.push_back(req->op);
+        auto* e = reinterpret_cast<amdqp_ceiling*>(static_cast<std::uintptr_t>(req->entries));
+        for (std::uint32_t i = 0; i < req->count; ++i) {
+            if (req->op == AMDQP_CEIL_OP_SET)
+                table[{e[i].kind, e[i].id}] = e[i].level;
+            else if (req->op == AMDQP_CEIL_OP_CLEAR)
+                table.erase({e[i].kind, e[i].id});
+            e[i].result = 0;
+        }
+        if (req->op == AMDQP_CEIL_OP_FLUSH)
+            table.clear();
+        return 0;
+    }
+    ssize_t read(int fd, void* buf, std::size_t len) override { return fake_->read(fd, buf, len); }
+    int poll(struct pollfd* fds, nfds_t n, int timeout_ms) override {
+        return fake_->poll(fds, n, timeout_ms);
+    }
+
+    std::vector<std::uint32_t> ops;
+    std::map<std::pair<std::uint32_t, std::uint64_t>, std::uint32_t> table;
+
+  private:
+    std::shared_ptr<FakeAmdqp> fake_;
+};
+
+TEST_F(ControllerTest, GrantsArePushedIntoTheKernelCeilingTable) {
+    Rule by_gid;
+    by_gid.gid = 4242;
+    by_gid.priority = 12;
+    Rule low_uid;
+    low_uid.uid = 777;
+    low_uid.max_priority = 2;  // below the default: no entry needed
+    cfg_.rules.push_back(by_gid);
+    cfg_.rules.push_back(low_uid);
+    auto sys = std::make_shared<CeilingSys>(fake_);
+    auto c = std::make_unique<Controller>(
+        cfg_, metrics_, log_, clock_,
+        [this, sys](const std::string&) { return amdqp::Device::open(fake_->path, sys); });
+    c->step();
+    ASSERT_FALSE(sys->ops.empty());
+    EXPECT_EQ(sys->ops.front(), static_cast<std::uint32_t>(AMDQP_CEIL_OP_FLUSH));
+    const std::map<std::pair<std::uint32_t, std::uint64_t>, std::uint32_t> want{
+        {{AMDQP_CEIL_UID, getuid()}, 15u}, {{AMDQP_CEIL_GID, 4242}, 12u}};
+    EXPECT_EQ(sys->table, want);
+    // Nothing changed: nothing is sent again.
+    const auto calls = sys->ops.size();
+    std::this_thread::sleep_for(2ms);
+    c->step();
+    EXPECT_EQ(sys->ops.size(), calls);
+    // A new configuration without the gid grant: its entry is cleared.
+    DaemonConfig next = cfg_;
+    next.rules.pop_back();
+    next.rules.pop_back();
+    c->reconfigure(next);
+    c->step();
+    EXPECT_EQ(sys->table.size(), 1u);
+    EXPECT_TRUE(sys->table.contains({AMDQP_CEIL_UID, getuid()}));
+}
+
+// SUSPEND_BELOW holds queues nobody tagged as well: the starvation bound
+// must let them run (not only the kernel's 5 s watchdog).
+TEST_F(ControllerTest, UntaggedVictimGetsItsRunSlices) {
+    cfg_.policy.max_continuous_suspend = 100ms;
+    cfg_.policy.min_low_share = 0;
+    Tagged hp(dir_.path(), shared_, 0, 12, 0x20000);
+    fake_->add_queue(hp.pid(), kGpu, 0x20000, 12, getuid());
+    // A tagged lower queue, idle: the high work's suspensions are made
+    // for it, and hold the untagged one too.
+    Tagged lp(dir_.path(), shared_, 1, 2, 0x10000);
+    fake_->add_queue(lp.pid(), kGpu, 0x10000, 2, getuid());
+    shared_->read_index[1] = 0;
+    // No page speaks for this one: a child that never tags.
+    const pid_t untagged = fork();
+    if (untagged == 0) {
+        for (;;)
+            pause();
+    }
+    struct Reap {
+        pid_t pid;
+        ~Reap() {
+            kill(pid, SIGKILL);
+            waitpid(pid, nullptr, 0);
+        }
+    } reap{untagged};
+    const auto vq = fake_->add_queue(untagged, kGpu, 0x90000, 2, getuid()).queue_id;
+    auto c = make();
+    c->step();
+    hp.doorbell(1);  // busy for good
+    c->step();
+    ASSERT_TRUE(fake_->suspended(untagged, kGpu, vq));
+    EXPECT_TRUE(step_until(
+        *c, [&] { return !fake_->suspended(untagged, kGpu, vq); }, 400ms))
+        << "held past 4x its bound";
+    EXPECT_GT(c->policy().stats().starvation_hits, 0u);
+}
+
+// One uid's many processes: only max_pages_per_uid of them are looked at.
+TEST_F(ControllerTest, PagesPerUidAreCapped) {
+    cfg_.max_pages_per_uid = 2;
+    Tagged a(dir_.path(), shared_, 0, 7, 0x10000);
+    Tagged b(dir_.path(), shared_, 1, 7, 0x20000);
+    Tagged d(dir_.path(), shared_, 2, 7, 0x30000);
+    auto c = make();
+    c->step();
+    EXPECT_EQ(c->processes(), 2u);
+    EXPECT_NE(metrics_.render().find("amdqpd_errors_total{kind=\"budget\"}"), std::string::npos);
+}
+
+// One uid's many queues: only max_queues_per_uid are taken in.
+TEST_F(ControllerTest, QueuesPerUidAreCapped) {
+    cfg_.max_queues_per_uid = 2;
+    using Slots = std::vector<amdqp::detail::SlotInit>;
+    Tagged t(dir_.path(),
+             Slots{Tagged::slot(shared_, 0, 7, 0x10000), Tagged::slot(shared_, 1, 7, 0x20000),
+                   Tagged::slot(shared_, 2, 7, 0x30000)});
+    for (std::uint64_t va : {0x10000u, 0x20000u, 0x30000u})
+        fake_->add_queue(t.pid(), kGpu, va, 7, getuid());
+    auto c = make();
+    c->step();
+    EXPECT_EQ(queues_on(*c, kGpu), 2);
+}
+
+// Per-queue series carry pid labels (who runs what on the node): only
+// when the admin asks for them.
+TEST_F(ControllerTest, QueueMetricsWithPidsOnlyWhenAsked) {
+    Tagged a(dir_.path(), shared_, 0, 7, 0x10000);
+    fake_->add_queue(a.pid(), kGpu, 0x10000, 7, getuid());
+    auto c = make();
+    c->step();
+    EXPECT_EQ(metrics_.render().find("pid=\""), std::string::npos) << metrics_.render();
+    cfg_.queue_metrics = true;
+    c = make();
+    c->step();
+    EXPECT_NE(metrics_.render().find("pid=\"" + std::to_string(a.pid()) + "\""), std::string::npos);
 }
 
 TEST_F(ControllerTest, WithoutTheModuleItKeepsRunningAndRetries) {

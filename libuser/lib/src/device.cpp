@@ -86,7 +86,7 @@ std::string join_ids(const std::vector<DeviceInfo>& devices) {
 }  // namespace
 
 std::string default_device_path() {
-    const char* env = std::getenv("AMDQP_DEVICE");
+    const char* env = ::secure_getenv("AMDQP_DEVICE");
     return (env && *env) ? env : "/dev/amdqp";
 }
 

@@ -133,7 +133,7 @@ std::string errno_text(int err) {
 }
 
 Error open_error(const std::string& path, int err) {
-    const char* env = std::getenv("AMDQP_DEVICE");
+    const char* env = ::secure_getenv("AMDQP_DEVICE");
     const std::string from_env =
         (env && *env && path == env) ? " ($AMDQP_DEVICE names it; unset it for /dev/amdqp)" : "";
     const std::string load = "load the module (sudo modprobe amdqp, or insmod kmod/amdqp.ko)";

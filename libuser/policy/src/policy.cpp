@@ -47,6 +47,19 @@ void Policy::remove_queue(const QueueKey& key) {
         decide();
 }
 
+void Policy::set_unwatched(std::uint32_t gpu, std::optional<int> lowest_priority) {
+    auto it = gpus_.find(gpu);
+    if (it == gpus_.end()) {
+        if (!lowest_priority)
+            return;
+        it = gpus_.try_emplace(gpu).first;
+    }
+    if (it->second.unwatched == lowest_priority)
+        return;
+    it->second.unwatched = lowest_priority;
+    decide();
+}
+
 void Policy::remove_process(std::int32_t pid) {
     std::erase_if(queues_, [pid](const auto& kv) { return kv.first.pid == pid; });
     hinted_.erase(pid);
@@ -148,6 +161,10 @@ void Policy::expire(std::int64_t now) {
     }
 }
 
+bool Policy::starving_now(const Gpu& g) {
+    return !g.starved.empty() && g.starved.back().second < 0;
+}
+
 std::int64_t Policy::starved_in_window(const Gpu& g, std::int64_t now) const {
     const std::int64_t from = now - cfg_.share_window.count();
     std::int64_t sum = 0;
@@ -172,13 +189,24 @@ void Policy::account(std::int64_t now) {
     for (auto& [id, g] : gpus_) {
         const auto low = lowest_active.find(id);
         const bool starving =
-            g.applied > 0 && low != lowest_active.end() && low->second < g.applied;
-        if (starving && !g.since) {
-            g.since = now;
-            g.starved.emplace_back(now, -1);
-        } else if (!starving && g.since) {
+            g.applied > 0 && ((low != lowest_active.end() && low->second < g.applied) ||
+                              (g.unwatched && *g.unwatched < g.applied));
+        const bool open = starving_now(g);
+        // A stretch ends only once the victims ran for a whole run slice:
+        // an idle->busy toggle of the high work (a resume of a few ms)
+        // must not start the continuous bound over.
+        if (g.since && g.fed_since && now - *g.fed_since >= cfg_.min_run_slice.count()) {
             g.since.reset();
+            g.fed_since.reset();
+        }
+        if (starving && !open) {
+            if (!g.since)
+                g.since = now;
+            g.fed_since.reset();
+            g.starved.emplace_back(now, -1);
+        } else if (!starving && open) {
             g.starved.back().second = now;
+            g.fed_since = now;
         }
         while (!g.starved.empty() && g.starved.front().second >= 0 &&
                g.starved.front().second <= from)
@@ -233,6 +261,9 @@ std::map<std::uint32_t, int> Policy::wanted_levels(std::int64_t now) const {
     }
     close_over_groups(level);
     // A level with nothing below it suspends nothing: no call for it.
+    // (Only tagged queues ask for a call: one for queues nobody tagged
+    // would preempt the high work for victims that may have no work. Once
+    // made, the call holds them too, and the bound counts them: account.)
     std::map<std::uint32_t, int> lowest;
     for (const auto& [key, q] : queues_) {
         auto [it, fresh] = lowest.try_emplace(key.gpu_id, q.info.priority);
@@ -326,7 +357,7 @@ void Policy::decide() {
             g.run_until.reset();
     }
     for (auto& [id, g] : gpus_) {
-        if (!g.since || g.run_until)
+        if (!g.since || g.run_until || !starving_now(g))
             continue;
         const bool too_long = now - *g.since >= cfg_.max_continuous_suspend.count();
         const bool too_little =
@@ -423,7 +454,7 @@ std::optional<std::int64_t> Policy::next_deadline_ns() const {
     for (const auto& [id, g] : gpus_) {
         if (g.run_until)
             consider(*g.run_until);
-        if (!g.since || g.run_until)
+        if (!g.since || g.run_until || !starving_now(g))
             continue;
         consider(*g.since + cfg_.max_continuous_suspend.count());
         if (cfg_.min_low_share > 0) {

@@ -54,6 +54,84 @@ double run_share(const RecordingActions& a, std::uint32_t gpu, std::int64_t from
     return 1.0 - static_cast<double>(suspended) / static_cast<double>(to - from);
 }
 
+// Longest stretch, up to @end, in which @gpu never ran for @slice at a
+// time: resumes shorter than that do not end a suspension.
+std::int64_t longest_without_slice(const RecordingActions& a, std::uint32_t gpu, std::int64_t end,
+                                   std::int64_t slice) {
+    std::int64_t longest = 0;
+    bool held = false;
+    std::int64_t since = 0, resumed = 0;
+    bool started = false;
+    for (const auto& c : a.calls) {
+        if (std::find(c.gpus.begin(), c.gpus.end(), gpu) == c.gpus.end())
+            continue;
+        if (c.kind == Call::kSuspend && !held) {
+            held = true;
+            if (!started || c.at - resumed >= slice)
+                since = c.at;
+            started = true;
+        }
+        if (c.kind == Call::kResume && held) {
+            held = false;
+            resumed = c.at;
+            longest = std::max(longest, c.at - since);
+        }
+    }
+    if (held)
+        longest = std::max(longest, end - since);
+    return longest;
+}
+
+// SUSPEND_BELOW holds every queue below the level, those the policy does
+// not watch too: an untagged victim is counted, and gets its run slices.
+TEST(Starvation, UnwatchedQueuesAreVictimsToo) {
+    Config c;
+    c.min_low_share = 0;
+    Rig rig(c);
+    rig.add(20, 1, 2);  // a tagged lower queue, idle: it does not count
+    const auto hp = rig.add(10, 1, 12);
+    rig.policy.set_unwatched(1, 2);  // an untagged queue of priority 2 on GPU 1
+    rig.keep_busy(hp);
+    rig.advance(3000 * kMs);
+    EXPECT_GT(rig.policy.stats().starvation_hits, 0u);
+    EXPECT_LE(longest_suspension(rig.actions, 1, rig.clock.now), c.max_continuous_suspend.count());
+    // Gone: nothing below is held any more, the bound has nothing to do.
+    rig.policy.set_unwatched(1, std::nullopt);
+    const auto hits = rig.policy.stats().starvation_hits;
+    rig.advance(3000 * kMs);
+    EXPECT_LE(rig.policy.stats().starvation_hits, hits + 1);
+}
+
+// High work that goes idle for just past its hysteresis and comes back
+// gives the victim a few ms each time: those short resumes must not start
+// the continuous bound over, or it would never hit.
+TEST(Starvation, IdleBusyTogglingDoesNotResetTheBound) {
+    Config c;
+    c.min_low_share = 0;
+    Rig rig(c);
+    const auto lp = rig.add(20, 1, 2);
+    const auto hp = rig.add(10, 1, 12);
+    rig.keep_busy(lp);
+    const auto start = rig.clock.now;
+    while (rig.clock.now - start < 3000 * kMs) {
+        rig.q[hp].ring(rig.clock.now, 1);
+        rig.sample();
+        rig.advance(300 * kMs);
+        rig.q[hp].drain();
+        rig.sample();
+        // Until the hysteresis lets the lower queue run, then 1 ms more.
+        const auto resumes = rig.actions.of(Call::kResume).size();
+        for (int i = 0; i < 100 && rig.actions.of(Call::kResume).size() == resumes; ++i) {
+            rig.advance(1 * kMs);
+            rig.sample();
+        }
+        rig.advance(1 * kMs);
+    }
+    EXPECT_GT(rig.policy.stats().starvation_hits, 0u);
+    EXPECT_LE(longest_without_slice(rig.actions, 1, rig.clock.now, c.min_run_slice.count()),
+              c.max_continuous_suspend.count() + 2 * kMs);
+}
+
 TEST(Starvation, ContinuousSuspensionIsBounded) {
     Config c;
     c.min_low_share = 0;  // only the continuous bound

@@ -16,8 +16,11 @@ namespace {
 
 std::atomic<bool> g_warned{false};
 
+// AMDQP_* are read with secure_getenv(3): in a process that gained
+// privilege at exec (setuid, file capabilities: AT_SECURE) the invoking
+// user's environment must not steer it, and it keeps its defaults.
 bool env_flag(const char* name) {
-    const char* v = std::getenv(name);
+    const char* v = ::secure_getenv(name);
     return v && *v && std::strcmp(v, "0") != 0;
 }
 
@@ -26,7 +29,7 @@ bool env_flag(const char* name) {
 Config read_config() {
     Config c;
     c.priority = priority_normal;
-    if (const char* text = std::getenv("AMDQP_PRIORITY"); text && *text) {
+    if (const char* text = ::secure_getenv("AMDQP_PRIORITY"); text && *text) {
         if (auto p = try_parse_priority(text))
             c.priority = static_cast<std::uint32_t>(*p);
         else

@@ -180,9 +180,12 @@ void QueueRegistry::register_with_kernel(Record& r) {
         case RegisterResult::refused:
             r.mechanism = AMDQP_ACT_MECH_AMDQP;
             r.priority = res.priority;
-            warn_once("amdqp: raising GPU queues to priority " + std::to_string(r.want_priority) +
-                      " needs CAP_SYS_NICE (run the program as root, or setcap cap_sys_nice+ep on "
-                      "it); they keep priority " +
+            // Never advise setcap: a capability on an interpreter is
+            // one for every user who runs it (Documentation/security.rst).
+            warn_once("amdqp: GPU queues may not be raised to priority " +
+                      std::to_string(r.want_priority) +
+                      ": above what the administrator granted this user or container "
+                      "(amdqpd's [[rule]]s, amdqp.ko's ceilings); they keep priority " +
                       std::to_string(res.priority));
             break;
         case RegisterResult::not_managed:

@@ -130,6 +130,12 @@ log_level = "debug"
 max_continuous_suspend_ms = 4000
 guard_margin_ms = 200
 min_low_share = 0.0
+
+# The test's processes run as root: granted any level (above normal is the
+# administrator's grant, Documentation/security.rst).
+[[rule]]
+match.uid = 0
+max_priority = 15
 TOML
 
 # 1. A bad config is refused before anything starts.

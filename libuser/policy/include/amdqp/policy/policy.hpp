@@ -56,6 +56,13 @@ class Policy {
     void add_queue(const QueueInfo& info);
     void remove_queue(const QueueKey& key);
     void remove_process(std::int32_t pid);  // exit or crash: all its queues
+    // Queues on @gpu the policy does not watch (untagged, or dropped as
+    // untrusted) that SUSPEND_BELOW holds all the same: the lowest
+    // priority among those that may have work, nullopt for none. They
+    // count as victims whenever the GPU is held above them: the starvation
+    // bound covers them as it covers tagged queues. (They never ask for a
+    // suspension themselves.)
+    void set_unwatched(std::uint32_t gpu, std::optional<int> lowest_priority);
 
     // Samples taken now; queues and processes not listed keep their state.
     // Decides and acts before returning.
@@ -92,10 +99,12 @@ class Policy {
     };
 
     struct Gpu {
-        int applied = 0;                                            // level passed to the kernel
-        bool reapply = false;                                       // a new victim arrived
-        std::optional<std::int64_t> since;                          // starved continuously since
-        std::optional<std::int64_t> run_until;                      // forced run slice
+        int applied = 0;                        // level passed to the kernel
+        bool reapply = false;                   // a new victim arrived
+        std::optional<std::int64_t> since;      // starved continuously since
+        std::optional<std::int64_t> fed_since;  // not starved since (since kept until a slice)
+        std::optional<int> unwatched;           // lowest priority of queues not watched
+        std::optional<std::int64_t> run_until;  // forced run slice
         std::deque<std::pair<std::int64_t, std::int64_t>> starved;  // in share_window
     };
 
@@ -109,6 +118,7 @@ class Policy {
     bool splits_a_group(const std::map<std::uint32_t, int>& rising) const;
     void account(std::int64_t now);
     std::int64_t starved_in_window(const Gpu& g, std::int64_t now) const;
+    static bool starving_now(const Gpu& g);  // a stretch is open
 
     Config cfg_;
     const Clock& clock_;
