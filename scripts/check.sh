@@ -24,9 +24,9 @@ is always "N passed, N failed"; the exit status is 1 if anything failed.
 Stages (in order):
   deps             scripts/deps.sh (installs missing packages; CI=true: apt-get update)
   build            make modules W=1 against ${AMDQP_KVER} headers, in a copy
-                   of the tree (\$AMDQP_CACHE/build-6.12); any warning fails
+                   of the tree (\$AMDQP_BUILDS/build-6.12); any warning fails
   build-old        make modules against ${AMDQP_KVER_OLD} headers (copy in
-                   \$AMDQP_CACHE/build-6.1); errors and warnings fail
+                   \$AMDQP_BUILDS/build-6.1); errors and warnings fail
   checkpatch       checkpatch.pl --strict --no-tree on kmod/ and uapi/linux/
                    (--file), and kfd-glue/patches/linux-6.12/*.patch (patch mode)
   sparse           make modules C=2 on the 6.12 copy; any sparse report fails
@@ -52,7 +52,7 @@ Stages (in order):
                    kmemleak scan under the debug kernel (scripts/debug-kernel.sh:
                    KASAN, lockdep, UBSAN, debug objects, kmemleak, failslab,
                    fail_page_alloc; built once, cached by a content key),
-                   modules rebuilt against it (\$AMDQP_CACHE/build-debug);
+                   modules rebuilt against it (\$AMDQP_BUILDS/build-debug);
                    TAP counted, any splat fails (selftests/vm/debug-guest.sh)
 A stage whose inputs are missing fails (except the optional kfd-glue hook).
 
@@ -113,9 +113,9 @@ logdir="${AMDQP_CHECK_LOGDIR:-$AMDQP_ROOT/build/check}"
 jobs="${AMDQP_CHECK_JOBS:-$(nproc)}"
 kdir="/usr/src/linux-headers-$AMDQP_KVER"
 kdir_old="/usr/src/linux-headers-$AMDQP_KVER_OLD"
-b612="$AMDQP_CACHE/build-6.12"
-b61="$AMDQP_CACHE/build-6.1"
-bdbg="$AMDQP_CACHE/build-debug"
+b612="$AMDQP_BUILDS/build-6.12"
+b61="$AMDQP_BUILDS/build-6.1"
+bdbg="$AMDQP_BUILDS/build-debug"
 mkdir -p "$logdir"
 cd "$AMDQP_ROOT"
 

@@ -4,10 +4,22 @@
 #   AMDQP_ROOT   repository root (derived from this file's location)
 #   AMDQP_CACHE  cache folder for downloads and extracted trees
 #                (default: $AMDQP_ROOT/.cache, gitignored)
+#   AMDQP_BUILDS this checkout's module build copies (build-6.12, build-6.1,
+#                build-debug): $AMDQP_CACHE when the cache is the tree's own,
+#                else a folder of the shared cache named by the checkout's
+#                path, so that clones sharing one cache never build into,
+#                or test, each other's copies
 
 AMDQP_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 AMDQP_CACHE="${AMDQP_CACHE:-$AMDQP_ROOT/.cache}"
-export AMDQP_ROOT AMDQP_CACHE
+if [ -z "${AMDQP_BUILDS:-}" ]; then
+	if [ "$AMDQP_CACHE" = "$AMDQP_ROOT/.cache" ]; then
+		AMDQP_BUILDS="$AMDQP_CACHE"
+	else
+		AMDQP_BUILDS="$AMDQP_CACHE/trees/$(printf '%s' "$AMDQP_ROOT" | sha256sum | cut -c1-12)"
+	fi
+fi
+export AMDQP_ROOT AMDQP_CACHE AMDQP_BUILDS
 
 # shellcheck source=scripts/versions.env
 . "$AMDQP_ROOT/scripts/versions.env"

@@ -10,7 +10,7 @@
 #
 # AMDQPCTL defaults to build/user/tools/amdqpctl/amdqpctl. The modules come
 # from $AMDQP_KO_DIR (amdqp.ko and sim/amdqp_sim.ko), default the checked
-# build ($AMDQP_CACHE/build-6.12/kmod), else kmod/ of the tree.
+# build ($AMDQP_BUILDS/build-6.12/kmod), else kmod/ of the tree.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -35,7 +35,7 @@ command -v "${AMDQP_VM_QEMU:-qemu-system-x86_64}" >/dev/null || skip "no QEMU"
 	skip "the VM kernel is not cached (scripts/fetch-kernel.sh)"
 kodir="${AMDQP_KO_DIR:-}"
 if [ -z "$kodir" ]; then
-	for d in "$AMDQP_CACHE/build-6.12/kmod" "$AMDQP_ROOT/kmod"; do
+	for d in "$AMDQP_BUILDS/build-6.12/kmod" "$AMDQP_ROOT/kmod"; do
 		[ -f "$d/amdqp.ko" ] && [ -f "$d/sim/amdqp_sim.ko" ] && { kodir="$d"; break; }
 	done
 fi

@@ -21,7 +21,7 @@
 #   --guest SCRIPT      the guest half to run (default tagging-guest.sh)
 # libamdqp.so comes with amdqpctl (ldd). The modules come from $AMDQP_KO_DIR
 # (amdqp.ko and sim/amdqp_sim.ko), default the checked build
-# ($AMDQP_CACHE/build-6.12/kmod), else kmod/ of the tree.
+# ($AMDQP_BUILDS/build-6.12/kmod), else kmod/ of the tree.
 #
 # Exit status: 0 all passed; 1 a failure; 77 (skipped) when QEMU, the VM
 # kernel, the modules or the build are missing - unless AMDQP_VM_REQUIRED=1
@@ -88,7 +88,7 @@ command -v "${AMDQP_VM_QEMU:-qemu-system-x86_64}" >/dev/null || skip "no QEMU"
 	skip "the VM kernel is not cached (scripts/fetch-kernel.sh)"
 kodir="${AMDQP_KO_DIR:-}"
 if [ -z "$kodir" ]; then
-	for d in "$AMDQP_CACHE/build-6.12/kmod" "$AMDQP_ROOT/kmod"; do
+	for d in "$AMDQP_BUILDS/build-6.12/kmod" "$AMDQP_ROOT/kmod"; do
 		[ -f "$d/amdqp.ko" ] && [ -f "$d/sim/amdqp_sim.ko" ] && { kodir="$d"; break; }
 	done
 fi
