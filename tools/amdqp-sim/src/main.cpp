@@ -231,13 +231,27 @@ int do_validate(ValidateOpts& o) {
     if (!o.json)
         std::cout << "\n";
     bool any_group = false;
-    for (const auto& g : sim::pool(cases, preds, every_run)) {
+    const auto groups = sim::pool(cases, preds, every_run);
+    for (const auto& g : groups) {
         any_group = any_group || !g.calibration;
         if (g.validated)
             worst = std::max(worst, g.error_pct);
         out["groups"].push_back(sim::to_json(g));
         if (!o.json)
             std::cout << sim::format_group(g, what_if);
+    }
+    // One line per tensor-parallel degree: the largest error of its
+    // groups that count (a TP prediction rests on its own degree's).
+    out["error_by_tp"] = nlohmann::json::object();
+    for (const auto& [tp, e] : sim::error_by_tp(groups)) {
+        out["error_by_tp"][std::to_string(tp)] = e ? nlohmann::json(*e) : nlohmann::json(nullptr);
+        if (o.json)
+            continue;
+        std::cout << (what_if ? "what-if error" : "validation error") << " (TP " << tp << "): ";
+        if (e)
+            std::cout << std::fixed << std::setprecision(1) << *e << " %\n";
+        else
+            std::cout << "n/a (no group at this degree counts: design runs or no host probe)\n";
     }
     // The overall line: the P99 of the groups not fitted; with only the
     // calibration case, its numbers that were not fitted.

@@ -36,6 +36,14 @@ struct WorkloadSpec {
     // Tokens a request produces after its first (TPOT = (end - first token)
     // / this); 0: no TTFT/TPOT. Needs timelines with first_token marked.
     int tokens_after_first = 0;
+    // Open loop: a server that has fallen this far behind gives up (the
+    // llm_tp driver's bound): no request starts after this time (0: none),
+    // and every later arrival in the measured window counts as dropped.
+    Ns give_up = 0;
+    // Open loop: a request that has waited longer than this when the
+    // server gets to it is dropped, not served (llm_tp --max-queue-delay;
+    // 0: none); counted as dropped when it arrived in the measured window.
+    Ns max_queue_delay = 0;
     bool open_loop() const { return rate_per_s > 0 || !arrivals.empty(); }
 };
 
@@ -82,6 +90,7 @@ struct WorkloadResult {
     LatencyStats latency;
     double it_per_s = 0.0;
     std::uint64_t completed = 0;
+    std::uint64_t dropped = 0;  // measured arrivals never started (WorkloadSpec::give_up)
 };
 
 struct RunResult {

@@ -265,11 +265,29 @@ bool Simulator::process_jobs() {
                 j.completions.push_back(now_);
             }
         }
-        if (j.in_flight)
+        if (j.in_flight || j.gave_up)
             continue;
         if (j.spec.open_loop()) {
             const Ns a = arrival_of(j, j.next_req);
-            if (a <= now_) {
+            if (a <= now_ && j.spec.give_up > 0 && now_ > j.spec.give_up) {
+                // Too far behind: what is left of the schedule is dropped.
+                j.gave_up = true;
+                for (std::uint64_t n = j.next_req;; ++n) {
+                    const Ns an = arrival_of(j, n);
+                    if (an == kNever || an >= measure_end())
+                        break;
+                    if (an >= sc_.warmup)
+                        ++j.dropped;
+                }
+                changed = true;
+            } else if (a <= now_ && j.spec.max_queue_delay > 0 &&
+                       now_ - a > j.spec.max_queue_delay) {
+                // Waited too long: dropped when its turn comes.
+                if (a >= sc_.warmup && a < measure_end())
+                    ++j.dropped;
+                ++j.next_req;
+                changed = true;
+            } else if (a <= now_) {
                 j.arrival = a;
                 start_request(j);
                 changed = true;
@@ -538,6 +556,8 @@ Ns Simulator::next_event() const {
         }
     }
     for (const auto& j : jobs_) {
+        if (j.gave_up)
+            continue;
         if (!j.in_flight && j.spec.open_loop())
             t = std::min(t, std::max(arrival_of(j, j.next_req), now_));
         else if (!j.in_flight)
@@ -578,12 +598,28 @@ RunResult Simulator::run() {
             if (!changed)
                 break;
         }
-        if (now_ >= sc_.duration)
+        if (now_ >= sc_.duration || schedules_done())
             break;
         // Every event due now was handled: time moves on.
         advance(std::min(std::max(next_event(), now_ + 1), sc_.duration));
     }
     return collect();
+}
+
+bool Simulator::schedules_done() const {
+    // Past the measured window, with every arrival schedule served or
+    // given up, nothing measured is left to happen.
+    if (now_ < measure_end())
+        return false;
+    bool any = false;
+    for (const auto& j : jobs_) {
+        if (j.spec.arrivals.empty())
+            continue;
+        any = true;
+        if (j.in_flight || (!j.gave_up && arrival_of(j, j.next_req) != kNever))
+            return false;
+    }
+    return any;
 }
 
 RunResult Simulator::collect() const {
@@ -602,6 +638,7 @@ RunResult Simulator::collect() const {
                 static_cast<double>(sc_.duration - j.arrival + j.spec.host_overhead) / 1e6);
         w.latency = latency_stats(w.latencies_ms);
         w.completed = w.open_loop ? j.latencies_ms.size() : j.completions.size();
+        w.dropped = j.dropped;
         if (!w.open_loop) {
             const auto& c = j.completions;
             if (c.size() >= 2)

@@ -92,6 +92,8 @@ class Simulator {
         std::map<int, int> nccl_arrivals;
         std::vector<double> latencies_ms, ttft_ms, tpot_ms;
         std::vector<Ns> completions;
+        std::uint64_t dropped = 0;
+        bool gave_up = false;
     };
     struct Device {
         DeviceParams p;
@@ -123,6 +125,7 @@ class Simulator {
     Ns arrival_of(const Job& j, std::uint64_t n) const;
     Ns due(const Stream& s) const;
     Ns measure_end() const { return sc_.measure_end > 0 ? sc_.measure_end : sc_.duration; }
+    bool schedules_done() const;
     RunResult collect() const;
 
     Scenario sc_;

@@ -45,9 +45,9 @@ Timeline scale_durations(const Timeline& t, double factor) {
     return scale_kernels(t, &Kernel::dur, factor);
 }
 
-Timeline fit_to_wall(const Timeline& t) {
+double wall_fit_factor(const Timeline& t) {
     if (t.request_wall_us.empty() || t.requests.empty())
-        return t;
+        return 1.0;
     std::vector<double> wall = t.request_wall_us;
     std::vector<double> idle;
     for (const auto& r : t.requests)
@@ -64,8 +64,13 @@ Timeline fit_to_wall(const Timeline& t) {
     const double have_idle = median(idle);
     // Only ever shrink: the profiler adds host time, it never removes any.
     if (want_idle <= 0 || have_idle <= 0 || want_idle >= have_idle)
+        return 1.0;
+    return want_idle / have_idle;
+}
+
+Timeline shrink_gaps(const Timeline& t, double f) {
+    if (f == 1.0)
         return t;
-    const double f = want_idle / have_idle;
     Timeline out = t;
     for (auto& r : out.requests) {
         // Each gap between a kernel's end and the next submission shrinks
@@ -84,6 +89,10 @@ Timeline fit_to_wall(const Timeline& t) {
         }
     }
     return out;
+}
+
+Timeline fit_to_wall(const Timeline& t) {
+    return shrink_gaps(t, wall_fit_factor(t));
 }
 
 namespace {

@@ -69,6 +69,12 @@ Timeline stretch_launches(const Timeline& t, double factor);
 // median request spans the median wall time; otherwise, or when the trace
 // is not longer, the timeline is returned as is.
 Timeline fit_to_wall(const Timeline& t);
+// fit_to_wall in two steps: the factor every idle gap of @t shrinks by (1:
+// none), and @t with every gap between a kernel's end and the next
+// submission multiplied by @f (a tensor-parallel job's ranks all take the
+// factor of the rank that paces the group).
+double wall_fit_factor(const Timeline& t);
+Timeline shrink_gaps(const Timeline& t, double f);
 
 // The recorded requests of one workload differ by host time (the profiler,
 // Python, a stall of up to 20 ms inside one request); the measured alone

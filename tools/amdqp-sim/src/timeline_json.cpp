@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "timeline_json.hpp"
 
+#include <zlib.h>
+
 #include <cmath>
 #include <fstream>
+#include <memory>
+#include <sstream>
 #include <stdexcept>
+#include <string_view>
 
 namespace amdqp::sim {
 namespace {
@@ -63,13 +68,39 @@ Timeline parse_timeline_json(const nlohmann::json& j, const std::string& what) {
     return t;
 }
 
-Timeline load_timeline_json(const std::string& path) {
-    std::ifstream f(path);
+bool is_timeline_file(const std::string& path) {
+    const auto ends = [&](std::string_view suffix) {
+        return path.size() >= suffix.size() &&
+               path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    return ends(".json") || ends(".json.gz");
+}
+
+std::string read_maybe_gzip(const std::string& path) {
+    // gzread reads a file that is not gzip-compressed as it is.
+    const std::unique_ptr<gzFile_s, int (*)(gzFile)> f(gzopen(path.c_str(), "rb"), gzclose);
     if (!f)
         throw std::runtime_error(path + ": cannot open");
+    std::string out;
+    char buf[1 << 16];
+    for (;;) {
+        const int n = gzread(f.get(), buf, sizeof buf);
+        if (n < 0) {
+            int err = 0;
+            throw std::runtime_error(path + ": " + gzerror(f.get(), &err));
+        }
+        if (n == 0)
+            break;
+        out.append(buf, static_cast<std::size_t>(n));
+    }
+    return out;
+}
+
+Timeline load_timeline_json(const std::string& path) {
+    const std::string text = read_maybe_gzip(path);
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(f);
+        j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
         throw std::runtime_error(path + ": " + e.what());
     }

@@ -11,8 +11,13 @@
 
 namespace amdqp::sim {
 
-// Throws std::runtime_error naming the file and what is wrong.
+// Throws std::runtime_error naming the file and what is wrong. @path may
+// be gzip-compressed (.json.gz, as the llm_tp driver writes large ones).
 Timeline load_timeline_json(const std::string& path);
+// A timeline file's name: .json or .json.gz.
+bool is_timeline_file(const std::string& path);
+// The file's bytes, gunzipped when it is gzip-compressed.
+std::string read_maybe_gzip(const std::string& path);
 Timeline parse_timeline_json(const nlohmann::json& j, const std::string& what);
 
 }  // namespace amdqp::sim

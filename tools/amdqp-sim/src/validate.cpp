@@ -14,6 +14,7 @@
 #include "queue_noise.hpp"
 #include "simulator.hpp"
 #include "timeline_json.hpp"
+#include "tp.hpp"
 
 namespace amdqp::sim {
 namespace {
@@ -81,10 +82,32 @@ std::optional<double> probe_ratio(const nlohmann::json& j, const std::string& al
     return *mc / *ma;
 }
 
+// A task's host probe ratio per rank, where the result probed every rank:
+// "host_probe_ranks", one summary per rank (index = rank), in both phases.
+std::vector<double> probe_rank_ratios(const nlohmann::json& j, const std::string& alone,
+                                      const std::string& task, int tp) {
+    const auto* a = phase_task(j, alone, task);
+    const auto* c = phase_task(j, "contended", task);
+    const char* key = "host_probe_ranks";
+    if (!a || !c || !a->contains(key) || !c->contains(key) || !a->at(key).is_array() ||
+        !c->at(key).is_array() || a->at(key).size() != static_cast<std::size_t>(tp) ||
+        c->at(key).size() != static_cast<std::size_t>(tp))
+        return {};
+    std::vector<double> out;
+    for (int r = 0; r < tp; ++r) {
+        const auto ma = num(a->at(key).at(static_cast<std::size_t>(r)), "median_us");
+        const auto mc = num(c->at(key).at(static_cast<std::size_t>(r)), "median_us");
+        if (!ma || !mc || *ma <= 0 || *mc <= 0)
+            return {};
+        out.push_back(*mc / *ma);
+    }
+    return out;
+}
+
 std::vector<std::pair<std::string, Timeline>> load_dir(const std::string& dir) {
     std::vector<std::pair<std::string, Timeline>> all;
     for (const auto& e : std::filesystem::directory_iterator(dir)) {
-        if (e.path().extension() != ".json")
+        if (!is_timeline_file(e.path().string()))
             continue;
         try {
             all.emplace_back(e.path().string(), load_timeline_json(e.path().string()));
@@ -144,6 +167,52 @@ void load_dual_model(Case& c, const nlohmann::json& j, const std::string& result
         throw std::runtime_error(result_path + ": the contended phase needs an hp and an lp task");
     if (const auto* a = phase_task(j, alone_phase(hp_name), hp_name))
         c.hp_alone_ms = list(*a, "latencies_ms");
+}
+
+// A TP run's ranks of both jobs (timelines of its degree), prepared by
+// tp.hpp; what was assumed goes to c.notes.
+void load_tp_ranks(Case& c, const nlohmann::json& j,
+                   const std::vector<std::pair<std::string, Timeline>>& all,
+                   const std::string& timelines_dir) {
+    std::vector<Timeline> hp, lp;
+    for (const auto& [path, t] : all) {
+        if (t.tp != c.tp)
+            continue;
+        if (t.workload.rfind("llm_tp hp", 0) == 0)
+            hp.push_back(t);
+        else if (t.workload.rfind("llm_tp lp", 0) == 0)
+            lp.push_back(t);
+    }
+    if (hp.empty() || lp.empty())
+        throw std::runtime_error(timelines_dir + ": needs TP " + std::to_string(c.tp) +
+                                 " timelines of 'llm_tp hp' and 'llm_tp lp'");
+    const auto prepare = [&](const std::vector<Timeline>& present, const char* job) {
+        auto p = prepare_tp_job(present, c.tp);
+        if (!p.missing.empty())
+            c.notes.push_back(std::string(job) + " " + rank_list(p.missing) +
+                              " not profiled: each taken as the mean of the present ranks; "
+                              "a collective's cost is its least duration over the present "
+                              "ranks' requests (an upper bound: they may all have waited for "
+                              "a missing rank)");
+        return p.ranks;
+    };
+    c.hp_ranks = prepare(hp, "HP");
+    c.lp_ranks = prepare(lp, "LP");
+    for (auto& r : c.hp_ranks) {
+        if (!mark_decode_steps(r, c.new_tokens))
+            throw std::runtime_error(timelines_dir + ": HP rank " + std::to_string(r.rank) +
+                                     " does not end in " + std::to_string(c.new_tokens) +
+                                     " repeated decode steps; cannot find the first token");
+    }
+    c.hp = c.hp_ranks.front();
+    c.lp = c.lp_ranks.front();
+    c.hp_rank_ratios = probe_rank_ratios(j, "hp_alone", "hp", c.tp);
+    c.lp_rank_ratios = probe_rank_ratios(j, "lp_alone", "lp", c.tp);
+    if (c.has_host_probe() && (c.hp_rank_ratios.empty() || c.lp_rank_ratios.empty()))
+        c.notes.push_back(
+            std::string("host probe of rank 0 only (") + (c.hp_rank_ratios.empty() ? "HP" : "") +
+            (c.hp_rank_ratios.empty() && c.lp_rank_ratios.empty() ? ", " : "") +
+            (c.lp_rank_ratios.empty() ? "LP" : "") + "): its slowdown applied to every rank");
 }
 
 void load_llm_tp(Case& c, const nlohmann::json& j, const std::string& result_path,
@@ -206,7 +275,30 @@ void load_llm_tp(Case& c, const nlohmann::json& j, const std::string& result_pat
             c.hp_host_factors = host_factors(t, us, at, *alone);
         }
     }
+    c.tp = cfg.value("tp", 1);
+    // TP > 1: the HP host factor of each contended request is its own
+    // decode issue time (the host launching a step's kernels, measured
+    // apart from its wait for the GPU) over the alone phase's median.
+    const auto issue_a = list(*hp_a, "decode_issue_ms");
+    const auto issue_c = list(*hp_c, "decode_issue_ms");
+    if (c.tp > 1 && !issue_a.empty() && !issue_c.empty()) {
+        const double alone = linear_percentile(issue_a, 50);
+        const double typical = linear_percentile(issue_c, 50) / alone;
+        std::size_t k = 0;
+        for (double a : c.hp_arrivals_contended)
+            c.hp_issue_factors.push_back(
+                a < c.warmup_s || k >= issue_c.size() ? typical : issue_c[k++] / alone);
+    }
+    c.give_up_s = c.warmup_s + c.duration_s + std::max(10.0, c.duration_s);
+    if (const auto d = num(cfg, "max_queue_delay_s"))
+        c.max_queue_delay_s = *d;
+    if (const auto d = num(*hp_c, "dropped"))
+        c.dropped_contended = *d;
     const auto all = load_dir(timelines_dir);
+    if (c.tp > 1) {
+        load_tp_ranks(c, j, all, timelines_dir);
+        return;
+    }
     bool have_hp = false, have_lp = false;
     for (const auto& [path, t] : all) {
         if (t.rank != 0)
@@ -228,13 +320,18 @@ void load_llm_tp(Case& c, const nlohmann::json& j, const std::string& result_pat
                                  " repeated decode steps; cannot find the first token");
 }
 
-// @t's one request once per factor, each with its launches stretched by it:
-// request n of the simulation is request n of the timeline.
-Timeline per_request(const Timeline& t, const std::vector<double>& factors) {
+// @t's requests in turn (request n mod their count), once per factor, each
+// with its launches stretched by it: request n of the simulation is
+// request n of the result.
+Timeline per_request_timeline(const Timeline& t, const std::vector<double>& factors) {
     Timeline out = t;
     out.requests.clear();
-    for (double f : factors)
-        out.requests.push_back(stretch_launches(t, f).requests.front());
+    for (std::size_t i = 0; i < factors.size(); ++i) {
+        Request r = t.requests[i % t.requests.size()];
+        for (auto& k : r.kernels)
+            k.start = static_cast<Ns>(std::llround(static_cast<double>(k.start) * factors[i]));
+        out.requests.push_back(std::move(r));
+    }
     return out;
 }
 
@@ -266,20 +363,49 @@ bool host_probe_applies(const Case& c, const CaseSetup& s) {
     return s.launch_stretch == 1.0 && s.host_probe && c.has_host_probe();
 }
 
-Scenario case_scenario(const Case& c, const CaseSetup& s, const Timeline& hp_tl,
-                       const Timeline& lp_tl, Phase phase) {
+// The job's ranks with their launches slowed by the host: rank 0's
+// per-request factors (or its phase ratio) on every rank, rank r's scaled
+// by its own ratio over rank 0's where the result probed every rank.
+std::vector<Timeline> host_slowed(const std::vector<Timeline>& ranks,
+                                  const std::vector<double>& per_request, double ratio,
+                                  const std::vector<double>& rank_ratios) {
+    std::vector<Timeline> out;
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+        const double rel = rank_ratios.size() == ranks.size() && rank_ratios[0] > 0 && r > 0
+                               ? rank_ratios[r] / rank_ratios[0]
+                               : 1.0;
+        if (per_request.empty()) {
+            out.push_back(ratio * rel != 1.0 ? stretch_launches(ranks[r], ratio * rel) : ranks[r]);
+        } else {
+            std::vector<double> f = per_request;
+            for (auto& x : f)
+                x *= rel;
+            out.push_back(per_request_timeline(ranks[r], f));
+        }
+    }
+    return out;
+}
+
+Scenario case_scenario(const Case& c, const CaseSetup& s, const std::vector<Timeline>& hp_tls,
+                       const std::vector<Timeline>& lp_tls, Phase phase) {
     Scenario sc;
-    sc.devices[0] = s.device;
+    std::vector<std::uint32_t> gpus;
+    for (std::size_t r = 0; r < hp_tls.size(); ++r) {
+        sc.devices[static_cast<std::uint32_t>(r)] = s.device;
+        gpus.push_back(static_cast<std::uint32_t>(r));
+    }
     sc.daemon.enabled = false;  // native runs: no amdqpd
     WorkloadSpec hp;
     hp.name = "hp";
     hp.priority = 12;
-    hp.ranks = {hp_tl};
+    hp.ranks = hp_tls;
+    hp.gpus = gpus;
     hp.occupancy = s.hp_occupancy;
     WorkloadSpec lp;
     lp.name = "lp";
     lp.priority = 2;
-    lp.ranks = {lp_tl};
+    lp.ranks = lp_tls;
+    lp.gpus = gpus;
     lp.occupancy = s.lp_occupancy;
     if (c.experiment == Experiment::kLlmTp) {
         hp.arrivals =
@@ -288,8 +414,11 @@ Scenario case_scenario(const Case& c, const CaseSetup& s, const Timeline& hp_tl,
         sc.warmup = ns_of_s(c.warmup_s);
         sc.measure_end = ns_of_s(c.warmup_s + c.duration_s);
         // The driver serves every measured request (the LP job runs on until
-        // the HP job is done): time for a backlog to drain.
-        sc.duration = sc.measure_end + 30 * kSec;
+        // the HP job is done) unless it falls so far behind that it gives
+        // up (server.py's bound): the rest of its schedule is dropped.
+        hp.give_up = ns_of_s(c.give_up_s);
+        hp.max_queue_delay = ns_of_s(c.max_queue_delay_s);
+        sc.duration = std::max(sc.measure_end, hp.give_up) + 60 * kSec;
     } else {
         hp.rate_per_s = c.hp_rate;
         hp.first_arrival = 10 * kMs;
@@ -328,13 +457,13 @@ Scenario case_scenario(const Case& c, const CaseSetup& s, const Timeline& hp_tl,
         for (auto& w : sc.workloads)
             stretch(w, s.launch_stretch);
     } else if (host_probe_applies(c, s)) {
-        if (c.hp_host_factors.empty())
-            stretch(sc.workloads.front(), *c.hp_host_ratio);
-        else
-            sc.workloads.front().ranks = {per_request(hp_tl, c.hp_host_factors)};
+        const bool issue = s.tp_issue_host && !c.hp_issue_factors.empty();
+        sc.workloads.front().ranks =
+            host_slowed(hp_tls, issue ? c.hp_issue_factors : c.hp_host_factors, *c.hp_host_ratio,
+                        c.hp_rank_ratios);
         for (std::size_t i = 0; i < c.others.size(); ++i)
             stretch(sc.workloads[i + 1], *c.others[i].host_ratio);
-        stretch(sc.workloads.back(), *c.lp_host_ratio);
+        sc.workloads.back().ranks = host_slowed(lp_tls, {}, *c.lp_host_ratio, c.lp_rank_ratios);
     }
     return sc;
 }
@@ -537,6 +666,10 @@ Case load_case(const std::string& result_path, const std::string& timelines_dir)
     }
     if (c.has_host_probe())
         c.group += ", host probe";
+    // Groups are per (model, TP degree): the preset names the degree
+    // (deepseek-small-tp2-...); a preset that does not gets it here.
+    if (c.tp > 1 && preset.find("tp" + std::to_string(c.tp)) == std::string::npos)
+        c.group += ", TP " + std::to_string(c.tp);
     c.group += " on " + c.device;
     return c;
 }
@@ -557,7 +690,7 @@ Timeline lp_for_device(const Case& c, const CaseSetup& s, double* lp_scale, bool
     const auto target = c.lp_alone ? c.lp_alone : c.lp_contended;
     if (target && *target > 0 && !c.lp.device.empty() && c.lp.device != c.device &&
         c.experiment == Experiment::kDualModel) {
-        const Scenario sc = case_scenario(c, s, prepared(c.hp), lp, Phase::kLpAlone);
+        const Scenario sc = case_scenario(c, s, {prepared(c.hp)}, {lp}, Phase::kLpAlone);
         const double its = simulate(sc).workloads.front().it_per_s;
         *lp_scale = its / *target;
         *fitted = true;
@@ -588,15 +721,29 @@ Prediction predict(const Case& c, const CaseSetup& s) {
     if (host_probe_applies(c, s)) {
         p.hp_host_ratio = c.hp_host_ratio;
         p.lp_host_ratio = c.lp_host_ratio;
-        if (!c.hp_host_factors.empty()) {
-            const auto [lo, hi] =
-                std::minmax_element(c.hp_host_factors.begin(), c.hp_host_factors.end());
+        p.host_from_issue = s.tp_issue_host && !c.hp_issue_factors.empty();
+        const auto& f = p.host_from_issue ? c.hp_issue_factors : c.hp_host_factors;
+        if (!f.empty()) {
+            const auto [lo, hi] = std::minmax_element(f.begin(), f.end());
             p.hp_host_min = *lo;
             p.hp_host_max = *hi;
         }
     }
-    const Timeline hp_tl = prepared(c.hp);
-    const Timeline lp_tl = lp_for_device(c, s, &p.lp_scale, &p.lp_scale_fitted);
+    p.tp = c.tp;
+    p.notes = c.notes;
+    // At TP > 1 the ranks were fitted to the wall time as one job when
+    // loaded (tp.hpp), and every profiled request is replayed in turn, not
+    // one typical request: each rank keeps its own host gaps of that
+    // request, so a collective waits for whichever rank was slowest up to
+    // it (the straggler the group pays, more of them the more ranks).
+    std::vector<Timeline> hp_tl, lp_tl;
+    if (c.tp > 1) {
+        hp_tl = c.hp_ranks;
+        lp_tl = c.lp_ranks;
+    } else {
+        hp_tl = {prepared(c.hp)};
+        lp_tl = {lp_for_device(c, s, &p.lp_scale, &p.lp_scale_fitted)};
+    }
     const bool llm = c.experiment == Experiment::kLlmTp;
     const auto cont = simulate(case_scenario(c, s, hp_tl, lp_tl, Phase::kContended));
     const auto alone = simulate(case_scenario(c, s, hp_tl, lp_tl, Phase::kHpAlone));
@@ -622,6 +769,10 @@ Prediction predict(const Case& c, const CaseSetup& s) {
         // profiler's own inflation) is taken from the measured alone P99.
         p.host_overhead_ms = c.hp_p99_alone - percentile(sim_a, 99);
         p.samples = compose(sim_c, {p.host_overhead_ms}, count);
+    }
+    if (llm) {
+        p.measured_dropped = c.dropped_contended;
+        p.predicted_dropped = static_cast<double>(hc.dropped);
     }
     p.measured_p99 = c.hp_p99_contended;
     p.predicted_p99 = weighted_percentile({p.samples}, 99);
@@ -672,6 +823,7 @@ std::vector<GroupPrediction> pool(const std::vector<Case>& cases,
         }
         GroupPrediction g;
         g.group = name;
+        g.tp = cases[all.front()].tp;
         g.metric = cases[all.front()].metric();
         g.calibration = used.empty();
         if (used.empty())
@@ -731,6 +883,26 @@ std::vector<GroupPrediction> pool(const std::vector<Case>& cases,
     return out;
 }
 
+std::vector<std::pair<int, std::optional<double>>> error_by_tp(
+    const std::vector<GroupPrediction>& groups) {
+    std::vector<std::pair<int, std::optional<double>>> out;
+    for (const auto& g : groups) {
+        if (g.calibration)
+            continue;
+        auto it =
+            std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == g.tp; });
+        if (it == out.end()) {
+            out.emplace_back(g.tp, std::nullopt);
+            it = std::prev(out.end());
+        }
+        if (g.validated)
+            it->second = std::max(it->second.value_or(0.0), g.error_pct);
+    }
+    std::sort(out.begin(), out.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    return out;
+}
+
 Knob default_knob(DeviceKind k) {
     return k == DeviceKind::kTimeslice ? Knob::kSliceUs : Knob::kCorunRate;
 }
@@ -778,8 +950,19 @@ std::string format_prediction(const Prediction& p) {
         o << "; host probe contended/alone: HP x" << std::setprecision(3) << *p.hp_host_ratio
           << ", LP x" << *p.lp_host_ratio << std::setprecision(2);
     if (p.hp_host_min)
-        o << "; HP per request by time x" << *p.hp_host_min << " .. x" << *p.hp_host_max;
+        o << "; HP per request " << (p.host_from_issue ? "by its decode issue time" : "by time")
+          << " x" << *p.hp_host_min << " .. x" << *p.hp_host_max;
     o << ")\n";
+    if (p.tp > 1)
+        o << "  TP " << p.tp << ": one stream per rank and GPU, collectives end when the last rank "
+          << "arrives\n";
+    for (const auto& n : p.notes)
+        o << "  assumed: " << n << "\n";
+    if (p.predicted_dropped && (p.measured_dropped.value_or(0) > 0 || *p.predicted_dropped > 0))
+        o << "  dropped (the server gave up): measured "
+          << (p.measured_dropped ? std::to_string(static_cast<long>(*p.measured_dropped))
+                                 : std::string("n/a"))
+          << ", predicted " << static_cast<long>(*p.predicted_dropped) << "\n";
     if (p.calibration)
         o << "  calibration case: " << p.metric << " fitted, error " << p.error_pct
           << " % (not a validation)\n";
@@ -853,6 +1036,16 @@ nlohmann::json to_json(const Prediction& p) {
                      {"host_timed", p.hp_host_min.has_value()}};
     if (p.hp_host_min)
         j["host_ratio_hp_per_request"] = {*p.hp_host_min, *p.hp_host_max};
+    if (p.tp > 1) {
+        j["tp"] = p.tp;
+        j["host_from_issue"] = p.host_from_issue;
+        j["assumed"] = p.notes;
+    }
+    if (p.predicted_dropped) {
+        j["dropped_measured"] =
+            p.measured_dropped ? nlohmann::json(*p.measured_dropped) : nlohmann::json(nullptr);
+        j["dropped_predicted"] = *p.predicted_dropped;
+    }
     if (p.p50_error_pct) {
         j["hp_p50_measured_ms"] = *p.measured_p50;
         j["hp_p50_predicted_ms"] = *p.predicted_p50;
@@ -890,6 +1083,7 @@ nlohmann::json to_json(const GroupPrediction& g) {
         j["tpot_p99_predicted_ms"] = *g.predicted_tpot;
         j["tpot_p99_error_pct"] = *g.tpot_error_pct;
     }
+    j["tp"] = g.tp;
     if (g.max_lp_error_pct)
         j["lp_error_pct_max"] = *g.max_lp_error_pct;
     if (g.max_p50_error_pct)

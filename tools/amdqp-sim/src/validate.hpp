@@ -60,6 +60,27 @@ struct Case {
     // it in time, over the alone median): the host's speed drifts within a
     // phase, and slow stretches are when requests queue.
     std::vector<double> hp_host_factors;
+    // Tensor parallelism (llm_tp config.tp): every rank's timeline of
+    // both jobs (tp.hpp: peer waits stripped, missing ranks the mean of the
+    // present ones, gaps fitted to the wall time); each job's rank r on
+    // GPU r. Empty at TP 1 (hp and lp then hold rank 0's).
+    int tp = 1;
+    std::vector<Timeline> hp_ranks, lp_ranks;
+    // A job's host ratio per rank where the result probed every rank
+    // (phase task "host_probe_ranks"); otherwise rank 0's for all.
+    std::vector<double> hp_rank_ratios, lp_rank_ratios;
+    // TP > 1: each contended HP request's decode issue time over the alone
+    // median (per arrival, as hp_host_factors), where the result has them.
+    std::vector<double> hp_issue_factors;
+    // What the loader assumed (missing ranks, rank 0's probe for all).
+    std::vector<std::string> notes;
+    // llm_tp: the driver stops serving this long after a phase's start
+    // (server.py: warmup + duration + max(10 s, duration)) and counts the
+    // rest of the schedule as dropped, and drops a request that waited
+    // longer than max_queue_delay_s; measured drops of the contended phase.
+    double give_up_s = 0;
+    double max_queue_delay_s = 0;  // config.max_queue_delay_s (0: none)
+    std::optional<double> dropped_contended;
     // The model's structure was chosen on this run (--design-run): it is
     // predicted and listed in a group of its own, never counted as a
     // validation (unless every run counts).
@@ -96,6 +117,9 @@ struct CaseSetup {
     // through the contended phase's queue (queue_noise.hpp) instead of the
     // alone TTFT residuals being added to the simulated contended TTFTs.
     bool queue_noise = false;
+    // TP > 1: the HP's host factors from its decode issue times
+    // (Case::hp_issue_factors) instead of the host probe's.
+    bool tp_issue_host = true;
 };
 
 // A predicted distribution: every value stands for @weight requests.
@@ -127,9 +151,13 @@ struct Prediction {
     double host_overhead_ms = 0;                         // the constant, or the residuals' median
     std::optional<double> hp_host_ratio, lp_host_ratio;  // as applied (medians)
     std::optional<double> hp_host_min, hp_host_max;      // per request, when timed
-    double lp_scale = 1.0;          // LP durations stretched to the measured device's speed
-    bool lp_scale_fitted = false;   // then LP throughput is no validation
-    bool calibration = false;       // this case's HP P99 was fitted
+    double lp_scale = 1.0;         // LP durations stretched to the measured device's speed
+    bool lp_scale_fitted = false;  // then LP throughput is no validation
+    bool calibration = false;      // this case's HP P99 was fitted
+    int tp = 1;
+    bool host_from_issue = false;    // HP host factors from decode issue times (TP > 1)
+    std::vector<std::string> notes;  // Case::notes
+    std::optional<double> measured_dropped, predicted_dropped;  // llm_tp, contended
     Samples samples, tpot_samples;  // predicted, for pooling; weights sum to the measured count
 };
 
@@ -142,6 +170,7 @@ DualModel case_model(const Case& c, const CaseSetup& s, double* lp_scale, bool* 
 // own spread.
 struct GroupPrediction {
     std::string group, metric;
+    int tp = 1;
     std::vector<std::string> runs;
     bool calibration = false;  // only the calibration run: not a validation
     bool host_probe = false;   // every run carries the host probe
@@ -160,6 +189,10 @@ struct GroupPrediction {
 // @all_runs: groups without the host probe count as validations too.
 std::vector<GroupPrediction> pool(const std::vector<Case>& cases,
                                   const std::vector<Prediction>& preds, bool all_runs = false);
+// Per tensor-parallel degree: the largest error of the groups at that TP
+// that count, or nothing where none does (design runs, no host probe).
+std::vector<std::pair<int, std::optional<double>>> error_by_tp(
+    const std::vector<GroupPrediction>& groups);
 
 // Which parameter a calibration fits: timeslice slice length (us) or the
 // HWS co-run rate.
