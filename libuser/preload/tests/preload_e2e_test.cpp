@@ -369,6 +369,21 @@ TEST_F(E2e, ManyThreadsCreatingAndFeedingQueues) {
     EXPECT_EQ(app->wait(), 0);
 }
 
+TEST_F(E2e, MoreQueuesThanTheOldPageHeldAreAllTracked) {
+    // Issue 28: a 4 KiB page held 56 queues; the 57th on were not seen.
+    auto app = start({"--queues", "63", "--packets", "1", "--hold"}, tagged_env());
+    ASSERT_TRUE(app->line_starting("ready")) << app->stderr_text();
+    app->send("go\n");
+    ASSERT_TRUE(app->line_starting("fed"));
+    auto snap = page_of(app->pid());
+    EXPECT_EQ(snap.slots.size(), 63u);
+    EXPECT_EQ(snap.header.untracked, 0u);
+    for (const auto& s : snap.slots)
+        EXPECT_EQ(s.doorbells, 1u);
+    app->send("go\n");
+    EXPECT_EQ(app->wait(), 0);
+}
+
 TEST_F(E2e, LoadedTwiceFromTwoPathsTagsOnce) {
     amdqp_test::TempDir libs;
     std::string copy = libs.path() + "/libamdqp-preload.so";
