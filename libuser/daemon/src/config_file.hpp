@@ -43,13 +43,13 @@ enum class GroupBy {
 
 struct DaemonConfig {
     policy::Config policy;
-    std::string runtime_dir;                 // socket's; "" = AMDQP_RUNTIME_DIR or /run/amdqpd
+    std::string runtime_dir;  // socket's; "" = AMDQP_RUNTIME_DIR or /run/amdqpd
     // Not in the file: which pids the /proc search may adopt (tests: their
     // own children, not the pages of other tests beside them); empty: all.
     std::function<bool(pid_t)> scan_filter;
-    std::string device;                      // "" = libamdqp's default (/dev/amdqp)
-    std::string metrics = "127.0.0.1:9464";  // "" = off; HOST:PORT or unix:PATH
-    std::string log_level = "info";          // error, warning, info, debug
+    std::string device;                               // "" = libamdqp's default (/dev/amdqp)
+    std::string metrics = "127.0.0.1:9464";           // "" = off; HOST:PORT or unix:PATH
+    std::string log_level = "info";                   // error, warning, info, debug
     std::chrono::microseconds poll_interval = 250us;  // while something is held off
     std::chrono::milliseconds idle_poll = 50ms;       // otherwise (wake channel covers starts)
     std::chrono::milliseconds rescan = 200ms;         // page directory and queue list
