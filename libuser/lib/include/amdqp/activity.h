@@ -63,9 +63,8 @@ extern "C" {
 
 #define AMDQP_ACT_MAGIC 0x41435451u /* "QTCA" read as bytes */
 #define AMDQP_ACT_VERSION 1u
-#define AMDQP_ACT_VERSION_MINOR \
-    3u /* 1: coop_lease_ns, coop_expired; 2: ctl_*, busy_*, holds;\n 3: memfd, 64 KiB, untracked    \
-        */
+/* minor 1: coop_lease_ns, coop_expired; 2: ctl_*, busy_*, holds; 3: memfd, 64 KiB, untracked */
+#define AMDQP_ACT_VERSION_MINOR 3u
 #define AMDQP_ACT_MEMFD_NAME "amdqp-act" /* memfd_create(2) name of a page */
 /* What readlink(2) of /proc/PID/fd/N gives for a page */
 #define AMDQP_ACT_MEMFD_LINK "/memfd:" AMDQP_ACT_MEMFD_NAME " (deleted)"
