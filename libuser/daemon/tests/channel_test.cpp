@@ -220,14 +220,15 @@ TEST_F(ChannelTest, WhatIsNoSealedPageIsRefusedAndTheChannelGoesOn) {
 
 TEST_F(ChannelTest, OneUserCannotTakeEveryConnectionNorFloodTheLoopWithWakes) {
     EXPECT_EQ(as_nobody([&] {
-                  std::vector<int> conns;
-                  for (int i = 0; i < 200; i++)
-                      conns.push_back(connect_to(channel_->path()));
-                  // One registered connection spams wakes for a while.
+                  // One registered connection (first: the cap is per user)...
                   int conn = connect_to(channel_->path());
                   int page = sealed_page(getpid());
                   if (!send_fd(conn, AMDQP_DAEMON_MSG_REGISTER, page))
                       return 1;
+                  // ...then 200 more connections, and a wake flood.
+                  std::vector<int> conns;
+                  for (int i = 0; i < 200; i++)
+                      conns.push_back(connect_to(channel_->path()));
                   const auto end = std::chrono::steady_clock::now() + 200ms;
                   char spam[4096];
                   std::memset(spam, AMDQP_DAEMON_MSG_WAKE, sizeof(spam));
