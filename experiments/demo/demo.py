@@ -34,6 +34,7 @@ import json
 import os
 import re
 import signal
+import socket
 import math
 import subprocess
 import sys
@@ -41,7 +42,21 @@ import threading
 import time
 
 DBG = "/sys/kernel/debug/amdqp_sim"
-STATUS = "/dev/shm/amdqpd.status.json"
+# amdqpd's socket (its runtime folder: AMDQP_RUNTIME_DIR, else /run/amdqpd).
+SOCKET = os.path.join(os.environ.get("AMDQP_RUNTIME_DIR") or "/run/amdqpd", "amdqpd.sock")
+
+
+def read_status():
+    """amdqpd's status (a dict), asked over its socket; raises OSError or
+    ValueError when it does not answer."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(2)
+        s.connect(SOCKET)
+        s.sendall(b"S")
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    return json.loads(data)
 
 
 
@@ -148,21 +163,21 @@ class App:
 
 class Daemon:
     """amdqpd with @config (TOML text), its output appended to @log; returns
-    once it wrote its first status file."""
+    once it answers on its socket."""
 
     def __init__(self, args, config, log, order=None):
         cfg = "/tmp/amdqpd-demo.toml"
         with open(cfg, "w") as f:
             f.write(config)
-        if os.path.exists(STATUS):
-            os.unlink(STATUS)
         self.log = open(log, "a")
         cmd = [args.amdqpd, "--config", cfg] + (["--order", order] if order else [])
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
         for _ in range(100):
-            if os.path.exists(STATUS):
+            try:
+                read_status()
                 return
-            time.sleep(0.05)
+            except (OSError, ValueError):
+                time.sleep(0.05)
         raise RuntimeError("amdqpd did not start (see /tmp/amdqpd-*.log)")
 
     def wait_tagged(self, pid, timeout):
@@ -171,13 +186,12 @@ class Daemon:
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             try:
-                with open(STATUS) as f:
-                    st = json.load(f)
+                st = read_status()
                 for t in st.get("tagged", []):
                     if t.get("pid") == pid and t.get("queues"):
                         return time.monotonic()
             except (OSError, ValueError):
-                pass  # being rewritten
+                pass  # not answering yet
             time.sleep(0.02)
         return None
 
@@ -230,8 +244,7 @@ def run_phase(args, name, hp=True, lp=True, order=None, coop=False, cu_mask=None
                     f"after its start: {warmup} warm-up requests not measured")
         res = {k: a.summary((args.seconds + args.warmup_s) * 4 + 30) for k, a in apps.items()}
         if daemon and args.verbose:
-            with open(STATUS) as f:
-                say("amdqpd status: " + f.read().strip())
+            say("amdqpd status: " + json.dumps(read_status()))
     finally:
         for a in apps.values():
             if a.proc.poll() is None:

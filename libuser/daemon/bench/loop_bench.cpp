@@ -28,6 +28,7 @@
 #include "activity_proc.hpp"
 #include "busy_announce.hpp"
 #include "controller.hpp"
+#include "daemon_link.hpp"
 #include "fake_amdqp.hpp"
 
 using namespace amdqp::daemon;
@@ -60,7 +61,7 @@ int main(int argc, char** argv) {
 
     // This process plays both tagged queues.
     static std::uint64_t read_index[2] = {0, 0};
-    amdqp::detail::ActivityWriter writer(dir);
+    amdqp::detail::ActivityWriter writer;
     for (int q = 0; q < 2; ++q) {
         amdqp::detail::SlotInit init;
         init.gpu_id = 1;
@@ -69,7 +70,7 @@ int main(int argc, char** argv) {
         init.ring_va = q ? 0x20000 : 0x10000;
         init.read_index_va = reinterpret_cast<std::uint64_t>(&read_index[q]);
         if (writer.take_slot(init) != q) {
-            std::fprintf(stderr, "no activity page in %s\n", dir.c_str());
+            std::fprintf(stderr, "no activity page: %s\n", std::strerror(writer.error()));
             return 1;
         }
     }
@@ -87,6 +88,10 @@ int main(int argc, char** argv) {
     MonotonicClock clock;
     Controller ctl(cfg, metrics, log, clock,
                    [fake](const std::string&) { return amdqp::Device::open(fake->path, fake); });
+    // Register with the controller's socket as a process that starts after
+    // amdqpd does: its wakes then come over the connection.
+    ::setenv("AMDQP_RUNTIME_DIR", dir.c_str(), 1);
+    amdqp::detail::register_page(writer.fd());
     std::atomic<bool> stop{false};
     // As amdqpd runs with realtime_priority set (its packaged config): on a
     // busy host the loop's wake-up otherwise waits behind other work.

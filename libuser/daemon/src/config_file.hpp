@@ -6,9 +6,12 @@
 #ifndef AMDQPD_CONFIG_FILE_HPP
 #define AMDQPD_CONFIG_FILE_HPP
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -67,7 +70,10 @@ enum class GroupBy {
 
 struct DaemonConfig {
     policy::Config policy;
-    std::string runtime_dir;                 // "" = AMDQP_RUNTIME_DIR or /dev/shm
+    std::string runtime_dir;  // socket's; "" = AMDQP_RUNTIME_DIR or /run/amdqpd
+    // Not in the file: which pids the /proc search may adopt (tests: their
+    // own children, not the pages of other tests beside them); empty: all.
+    std::function<bool(pid_t)> scan_filter;
     std::string device;                      // "" = libamdqp's default (/dev/amdqp)
     std::string metrics = "127.0.0.1:9464";  // "" = off; HOST:PORT or unix:PATH
     bool queue_metrics = false;              // per-queue series (pid labels: who runs what)

@@ -48,6 +48,10 @@ std::unique_ptr<PodDirectory> make_pods(const KubeConfig& k) {
                                       pods_path(k.api, node), k.refresh);
 }
 
+// How often /proc is searched for pages while the socket is up (processes
+// that registered are adopted at once; this finds the others).
+constexpr std::int64_t kProcScanNs = 5'000'000'000;
+
 std::int64_t ns(std::chrono::nanoseconds d) {
     return d.count();
 }
@@ -209,14 +213,14 @@ Controller::Controller(const DaemonConfig& cfg, Metrics& metrics, const Log& log
       clock_(clock),
       open_device_(open_device ? std::move(open_device)
                                : [](const std::string& path) { return Device::open(path); }),
-      wake_(activity::WakeChannel::create(dir())),
       acts_(std::make_unique<Acts>(*this)),
       pods_(make_pods(cfg.kube)) {
     try {
-        watch_ = std::make_unique<DirWatch>(dir(), [w = &wake_] { w->wake(); });
+        channel_ = std::make_unique<Channel>(dir(), [w = &wake_] { w->wake(); });
     } catch (const Error& e) {
-        log_.warning("no_watch", std::string(e.what()) +
-                                     ": new processes are found by the periodic rescan only");
+        log_.warning("no_socket", std::string(e.what()) +
+                                      ": processes are found by scanning /proc only, and their "
+                                      "idle->busy wakes do not reach amdqpd");
     }
     new_policy();
 }
@@ -224,7 +228,12 @@ Controller::Controller(const DaemonConfig& cfg, Metrics& metrics, const Log& log
 Controller::~Controller() = default;
 
 std::string Controller::dir() const {
-    return cfg_.runtime_dir.empty() ? activity::default_dir() : cfg_.runtime_dir;
+    return cfg_.runtime_dir.empty() ? activity::runtime_dir() : cfg_.runtime_dir;
+}
+
+void Controller::publish_status() {
+    if (channel_)
+        channel_->set_status(status_json());
 }
 
 void Controller::new_policy() {
@@ -414,73 +423,33 @@ void Controller::rescan(std::int64_t now) {
     next_scan_ = now + ns(cfg_.rescan);
     last_scan_ = now;
     open_device_if_due(now);
-    activity::ScanOptions opt;
-    opt.dir = dir();
-    opt.access = activity::Page::Access::control;
-    opt.drop_stale = true;
-    activity::ScanResult found = activity::scan(opt);
-    std::map<std::string, std::int64_t> unready;
-    for (const auto& [path, problem] : found.skipped) {
-        if (problem != activity::Problem::too_small && problem != activity::Problem::bad_magic)
-            continue;
-        auto it = unready_.find(path);
-        const std::int64_t first = it == unready_.end() ? now : it->second;
-        unready.emplace(path, first);
-        if (now - first < kUnreadyRetryNs)
-            next_scan_ = std::min(next_scan_, now + kFastRescanNs);
-    }
-    unready_ = std::move(unready);
-    std::set<pid_t> live;
-    std::map<std::uint32_t, std::size_t> pages_of;  // uid -> processes adopted
-    for (const auto& [pid, p] : procs_)
-        pages_of[p.facts.uid]++;
-    for (activity::Page& page : found.pages) {
-        const pid_t pid = page.pid();
-        auto it = procs_.find(pid);
-        if (it != procs_.end() && it->second.page.start_time() == page.start_time()) {
-            live.insert(pid);
-            continue;
+    adopt_registered();
+    // Processes that registered over the socket need no search; /proc is
+    // searched at start, on a slow timer (processes that could not reach
+    // the socket: started before amdqpd, or in a container without it) and
+    // at every rescan when there is no socket.
+    if (!channel_ || now >= next_proc_scan_) {
+        next_proc_scan_ = now + kProcScanNs;
+        activity::ScanOptions opt;
+        opt.access = activity::Page::Access::control;
+        activity::ScanResult found = activity::scan(opt);
+        std::map<std::string, std::int64_t> unready;
+        for (const auto& [path, problem] : found.skipped) {
+            if (problem != activity::Problem::too_small && problem != activity::Problem::bad_magic)
+                continue;
+            // A page being made right now (its header comes last).
+            auto it = unready_.find(path);
+            const std::int64_t first = it == unready_.end() ? now : it->second;
+            unready.emplace(path, first);
+            if (now - first < kUnreadyRetryNs) {
+                next_scan_ = std::min(next_scan_, now + kFastRescanNs);
+                next_proc_scan_ = std::min(next_proc_scan_, now + kFastRescanNs);
+            }
         }
-        if (it != procs_.end()) {
-            pages_of[it->second.facts.uid]--;
-            policy_->remove_process(pid);  // pid reused
-            procs_.erase(it);
-        }
-        std::optional<ProcessFacts> facts = read_process_facts(pid);
-        if (!facts)
-            continue;
-        // One tenant's many processes must not stall the loop for all.
-        if (pages_of[facts->uid] >= cfg_.max_pages_per_uid) {
-            if (over_budget_.insert(facts->uid).second)
-                log_.warning("budget", "uid " + std::to_string(facts->uid) + " has " +
-                                           std::to_string(cfg_.max_pages_per_uid) +
-                                           " tagged processes (max_pages_per_uid): more are "
-                                           "not looked at");
-            metrics_.error("budget");
-            continue;
-        }
-        live.insert(pid);
-        Proc p(std::move(page));
-        p.facts = *facts;
-        try {
-            activity::Snapshot snap = p.page.snapshot();
-            p.acked = snap.header.busy_seq;  // announcements from before us need no ack
-            p.page_group = snap.group();
-        } catch (const Error&) {
-            continue;
-        }
-        decide_process(p);
-        pages_of[p.facts.uid]++;
-        log_.info(
-            "process",
-            "pid " + std::to_string(pid) + " (" + p.facts.comm + ", uid " +
-                std::to_string(p.facts.uid) + ") tagged" +
-                (p.verdict.priority ? ", priority " + std::to_string(*p.verdict.priority)
-                                    : ", up to priority " + std::to_string(p.verdict.ceiling)) +
-                (p.verdict.rule.empty() ? " (default)" : " by rule " + p.verdict.rule) +
-                (p.pod_pending ? " (pod not known yet)" : "") +
-                (p.verdict.group.empty() ? "" : ", group " + p.verdict.group));
-        procs_.emplace(pid, std::move(p));
+        unready_ = std::move(unready);
+        for (activity::Page& page : found.pages)
+            if (!cfg_.scan_filter || cfg_.scan_filter(page.pid()))
+                adopt(std::move(page));
     }
     // A pod the directory learnt since: the process is decided again and
     // its queues taken in afresh.
@@ -499,7 +468,7 @@ void Controller::rescan(std::int64_t now) {
         p.queues.clear();
     }
     for (auto it = procs_.begin(); it != procs_.end();) {
-        if (!live.contains(it->first)) {
+        if (it->second.page.liveness() != activity::Problem::none) {
             log_.info("process_gone", "pid " + std::to_string(it->first) + " gone");
             policy_->remove_process(it->first);
             it = procs_.erase(it);
@@ -580,6 +549,70 @@ void Controller::clamp(QueueInfo& q, int want) {
         metrics_.error("priority");
         log_.warning("priority_failed", e.what());
     }
+}
+
+void Controller::adopt_registered() {
+    if (!channel_)
+        return;
+    for (Registration& r : channel_->take()) {
+        try {
+            adopt(
+                activity::Page::adopt(r.pid, r.fd, activity::Page::Access::control, r.start_time));
+        } catch (const activity::PageError& e) {
+            log_.debug("page_refused", "pid " + std::to_string(r.pid) + " (uid " +
+                                           std::to_string(r.uid) + "): " + e.what());
+        }
+    }
+}
+
+void Controller::adopt(activity::Page page) {
+    const pid_t pid = page.pid();
+    auto it = procs_.find(pid);
+    // One page per process: the one it holds now.
+    if (it != procs_.end() && it->second.page.start_time() == page.start_time() &&
+        it->second.page.inode() == page.inode())
+        return;
+    if (page.liveness() != activity::Problem::none)
+        return;
+    if (it != procs_.end()) {
+        policy_->remove_process(pid);  // pid reused, or a new page
+        procs_.erase(it);
+    }
+    std::optional<ProcessFacts> facts = read_process_facts(pid);
+    if (!facts)
+        return;
+    // One tenant's many processes must not stall the loop for all.
+    std::size_t pages = 0;
+    for (const auto& [other, q] : procs_)
+        pages += q.facts.uid == facts->uid;
+    if (pages >= cfg_.max_pages_per_uid) {
+        if (over_budget_.insert(facts->uid).second)
+            log_.warning("budget", "uid " + std::to_string(facts->uid) + " has " +
+                                       std::to_string(cfg_.max_pages_per_uid) +
+                                       " tagged processes (max_pages_per_uid): more are "
+                                       "not looked at");
+        metrics_.error("budget");
+        return;
+    }
+    Proc p(std::move(page));
+    p.facts = *facts;
+    try {
+        activity::Snapshot snap = p.page.snapshot();
+        p.acked = snap.header.busy_seq;  // announcements from before us need no ack
+        p.page_group = snap.group();
+    } catch (const Error&) {
+        return;
+    }
+    decide_process(p);
+    log_.info("process",
+              "pid " + std::to_string(pid) + " (" + p.facts.comm + ", uid " +
+                  std::to_string(p.facts.uid) + ") tagged" +
+                  (p.verdict.priority ? ", priority " + std::to_string(*p.verdict.priority)
+                                      : ", up to priority " + std::to_string(p.verdict.ceiling)) +
+                  (p.verdict.rule.empty() ? " (default)" : " by rule " + p.verdict.rule) +
+                  (p.pod_pending ? " (pod not known yet)" : "") +
+                  (p.verdict.group.empty() ? "" : ", group " + p.verdict.group));
+    procs_.emplace(pid, std::move(p));
 }
 
 void Controller::sync_slots(pid_t pid, Proc& p, const activity::Snapshot& snap,
@@ -808,8 +841,9 @@ void Controller::renew_coop(std::int64_t now) {
 void Controller::step() {
     std::int64_t now = clock_.now_ns();
     acts_->step_start_ns_ = now;
-    if (watch_ && watch_->pending())
-        next_scan_ = std::min(next_scan_, last_scan_ + kFastRescanNs);
+    // A process that registered just now is adopted in this step: its
+    // first submission may be what the wake is about.
+    adopt_registered();
     if (device_watch_)
         read_device_events(now);
     if (now >= next_scan_)
@@ -995,6 +1029,7 @@ std::string Controller::status_json() const {
             }
         }
         procs.push_back({{"pid", pid},
+                         {"uid", p.facts.uid},
                          {"comm", p.facts.comm},
                          {"cgroup", p.facts.cgroup},
                          {"rule", p.verdict.rule},

@@ -29,9 +29,9 @@
 
 #include "amdqp/policy/policy.hpp"
 #include "ceilings.hpp"
+#include "channel.hpp"
 #include "config_file.hpp"
 #include "device_watch.hpp"
-#include "dir_watch.hpp"
 #include "kube_pods.hpp"
 #include "log.hpp"
 #include "metrics.hpp"
@@ -63,7 +63,11 @@ class Controller {
     void cycle();
     // How long the caller may sleep on the wake channel before the next step.
     std::chrono::nanoseconds wait_for() const;
-    activity::WakeChannel& wake() { return wake_; }
+    WakeWord& wake() { return wake_; }
+    // Hands status_json() to the socket's status requests (amdqpctl status).
+    void publish_status();
+    // The socket's path ("" when it could not be set up).
+    std::string socket_path() const { return channel_ ? channel_->path() : std::string(); }
 
     // A new configuration (SIGHUP): everything held is released and the
     // policy starts over with the new knobs and rules.
@@ -118,6 +122,10 @@ class Controller {
     // call is then made again without them), false when the module is gone.
     bool leave_out_removed(const Error& e, std::span<const std::uint32_t> gpus);
     void rescan(std::int64_t now);
+    // Pages handed over on the socket since the last step.
+    void adopt_registered();
+    // Takes @page as its process's one page (replacing an older one).
+    void adopt(activity::Page page);
     void refresh_queue_table();
     // Page slots are hints: one is adopted only as a queue the kernel lists
     // for the page's own process, with the kernel's priority up to the
@@ -153,8 +161,8 @@ class Controller {
     std::int64_t next_device_try_ = 0;
     bool warned_no_device_ = false;
     bool restart_policy_ = false;  // the device went away: new policy after this step
-    activity::WakeChannel wake_;
-    std::unique_ptr<DirWatch> watch_;            // after wake_: its thread wakes it
+    WakeWord wake_;
+    std::unique_ptr<Channel> channel_;           // after wake_: its thread wakes it
     std::unique_ptr<DeviceWatch> device_watch_;  // the same; while dev_ is open
     std::unique_ptr<Acts> acts_;
     std::unique_ptr<policy::Policy> policy_;
@@ -173,6 +181,7 @@ class Controller {
     bool warned_ceilings_ = false;
     std::int64_t next_scan_ = 0;
     std::int64_t last_scan_ = 0;
+    std::int64_t next_proc_scan_ = 0;  // the search of /proc for pages
     // Pages found half made (a writer fills the header after closing the
     // file): path -> when first seen, retried quickly for a while.
     std::map<std::string, std::int64_t> unready_;

@@ -7,7 +7,7 @@
 // that GPU, and the resume it ends with names a GPU the kernel no longer
 // knows, which fails the whole call (ENODEV).
 //
-// As with DirWatch, the controller sleeps on a futex that cannot be polled
+// As with the socket (channel.hpp), the controller sleeps on a futex that cannot be polled
 // together with the fd: a small thread blocks in poll(2) on it, reads the
 // records and calls @on_event, which wakes the controller; the controller
 // takes the records from its own thread. An fd that a test double's Sys

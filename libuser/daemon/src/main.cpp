@@ -66,21 +66,6 @@ void install_signals() {
     signal(SIGPIPE, SIG_IGN);
 }
 
-// Written next to the pages for amdqpctl status (replaced atomically).
-void write_status(const std::string& dir, const std::string& json) {
-    const std::string path = dir + "/amdqpd.status.json";
-    const std::string tmp = path + ".tmp";
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0)
-        return;
-    fchmod(fd, 0644);
-    const std::string data = json + "\n";
-    bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
-    ::close(fd);
-    if (!ok || ::rename(tmp.c_str(), path.c_str()) < 0)
-        ::unlink(tmp.c_str());
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -107,7 +92,8 @@ int main(int argc, char** argv) {
                    "Prometheus endpoint: HOST:PORT, unix:PATH or \"\" for none (overrides "
                    "[daemon] metrics)");
     app.add_option("--runtime-dir", runtime_dir,
-                   "Where activity pages are (overrides [daemon] runtime_dir)");
+                   "Directory of amdqpd's socket, made 0755 if missing (overrides [daemon] "
+                   "runtime_dir; default $AMDQP_RUNTIME_DIR or /run/amdqpd)");
     app.add_option("--order", order, "before-doorbell or after-doorbell (overrides [policy] order)")
         ->check(CLI::IsMember({"before-doorbell", "after-doorbell"}));
     app.add_option("--log-level", log_level, "error, warning, info or debug")
@@ -179,12 +165,12 @@ int main(int argc, char** argv) {
         log.error("start_failed", e.what());
         return 1;
     }
-    const std::string dir =
-        cfg.runtime_dir.empty() ? amdqp::activity::default_dir() : cfg.runtime_dir;
-    log.info("start", "amdqpd " AMDQPD_VERSION " watching " + dir + ", order " +
+    const std::string dir = ctl->socket_path().empty() ? "/proc" : ctl->socket_path();
+    log.info("start", "amdqpd " AMDQPD_VERSION " listening on " + dir + ", order " +
                           std::string(amdqp::policy::to_string(cfg.policy.order)));
     ctl->step();
-    notify("READY=1\nSTATUS=watching " + dir);
+    ctl->publish_status();
+    notify("READY=1\nSTATUS=listening on " + dir);
     std::uint64_t watchdog_us = 0;
 #if AMDQPD_HAVE_SYSTEMD
     if (sd_watchdog_enabled(0, &watchdog_us) <= 0)
@@ -207,7 +193,7 @@ int main(int argc, char** argv) {
         }
         const std::int64_t now = clock.now_ns();
         if (now >= next_status) {
-            write_status(dir, ctl->status_json());
+            ctl->publish_status();
             next_status = now + 500'000'000;
         }
         if (watchdog_us && now >= next_ping) {
@@ -219,6 +205,5 @@ int main(int argc, char** argv) {
     notify("STOPPING=1");
     log.info("stop", "signal " + std::to_string(g_stop.load()) + ": releasing every suspension");
     ctl->release_all();
-    ::unlink((dir + "/amdqpd.status.json").c_str());
     return 0;
 }

@@ -4,6 +4,7 @@
 // one ControllerTest covers.)
 #include <amdqp/controller.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <string>
@@ -19,8 +20,10 @@ TEST(InProcess, StartsStopsAndRefusesTwice) {
                        << "\"\ndevice = \"/nonexistent/amdqp\"\nmetrics = \"\"\n";
     char err[256] = "";
     ASSERT_EQ(amdqp_controller_start(cfg.c_str(), err, sizeof(err)), 0) << err;
-    // Its wake channel is there: processes can find it.
-    EXPECT_TRUE(std::ifstream(dir.path() + "/amdqpd.wake").good());
+    // Its socket is there: processes can register.
+    struct stat st;
+    EXPECT_EQ(::stat((dir.path() + "/amdqpd.sock").c_str(), &st), 0);
+    EXPECT_TRUE(S_ISSOCK(st.st_mode));
     EXPECT_EQ(amdqp_controller_start(cfg.c_str(), err, sizeof(err)), -1);
     EXPECT_NE(std::string(err).find("already runs"), std::string::npos) << err;
     EXPECT_EQ(amdqp_controller_stop(), 0);

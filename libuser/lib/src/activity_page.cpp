@@ -8,15 +8,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
+#include <vector>
 
 #include <amdqp/amdqp.hpp>
 
 #include "activity_proc.hpp"
+#include "daemon_link.hpp"
 
 namespace amdqp::detail {
 
@@ -57,11 +61,6 @@ class NoDestructor {
     alignas(T) unsigned char storage_[sizeof(T)];
 };
 
-struct ExitUnlinker {
-    ActivityWriter* writer;
-    ~ExitUnlinker() { writer->unlink_if_owner(); }
-};
-
 void init_header(amdqp_act_page* page) {
     amdqp_act_header& h = page->hdr;
     h.version = AMDQP_ACT_VERSION;
@@ -86,8 +85,9 @@ bool header_compatible(const amdqp_act_header& h) {
 }
 
 amdqp_act_page* map_page(int fd) {
-    void* p = mmap(nullptr, page_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    return p == MAP_FAILED ? nullptr : static_cast<amdqp_act_page*>(p);
+    // Aligned to its size: the tagging layer finds a slot's header by
+    // masking the slot's address (busy_announce.hpp).
+    return static_cast<amdqp_act_page*>(map_aligned(fd, page_bytes, PROT_READ | PROT_WRITE));
 }
 
 // Waits for another copy to finish the page it is making (magic stored last).
@@ -101,40 +101,68 @@ bool wait_for_magic(amdqp_act_page* page) {
     }
 }
 
-enum class Existing { joined, stale, error };
+struct Found {
+    int fd_num = -1;
+    ino_t ino = 0;
+};
 
-// @fd is an existing page file of this process's pid. It belongs to this
-// process if this process maps it (a copy of this code made it); otherwise
-// it is left over by a dead process whose pid was reused, or by this very
-// process before an exec (mappings do not survive exec).
-Existing examine_existing(int fd, const struct stat& st, amdqp_act_page** out, int* err) {
-    for (int waited = 0;; waited++) {
-        std::optional<bool> mapped = proc_maps_file(0, st.st_dev, st.st_ino);
-        if (mapped.value_or(false)) {
-            amdqp_act_page* page = map_page(fd);
-            if (!page) {
-                *err = errno;
-                return Existing::error;
-            }
-            if (!wait_for_magic(page) || !header_compatible(page->hdr)) {
-                munmap(page, page_bytes);
-                *err = EPROTO;
-                return Existing::error;
-            }
-            *out = page;
-            return Existing::joined;
-        }
-        // A creator in this process stores the magic only after mapping the
-        // file, so a finished page nobody here maps is left over.
-        std::uint32_t magic = 0;
-        struct stat now;
-        if (fstat(fd, &now) == 0 && now.st_size >= static_cast<off_t>(page_bytes) &&
-            pread(fd, &magic, sizeof(magic), 0) == sizeof(magic) && magic == AMDQP_ACT_MAGIC)
-            return Existing::stale;
-        if (waited >= join_wait_ms)
-            return Existing::stale;
-        sleep_ms(1);
+// The pages this process has open: made by another copy of this code here,
+// or inherited from a parent that forked without running our atfork
+// handlers (its header names the parent: skipped by the caller).
+std::vector<Found> own_pages() {
+    std::vector<Found> out;
+    for (int n : page_fds(0)) {
+        struct stat st;
+        if (::stat(("/proc/self/fd/" + std::to_string(n)).c_str(), &st) == 0)
+            out.push_back({n, st.st_ino});
     }
+    return out;
+}
+
+// Maps page fd @n of this process if it is a finished page of this pid.
+amdqp_act_page* join(int n) {
+    int fd = ::open(("/proc/self/fd/" + std::to_string(n)).c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return nullptr;
+    std::size_t size = 0;
+    const char* why = nullptr;
+    amdqp_act_page* page = nullptr;
+    if (check_page_fd(fd, page_bytes, &size, &why) == 0 && size == page_bytes)
+        page = map_page(fd);
+    ::close(fd);
+    if (!page)
+        return nullptr;
+    if (!wait_for_magic(page) || !header_compatible(page->hdr)) {
+        munmap(page, page_bytes);
+        return nullptr;
+    }
+    return page;
+}
+
+// A new sealed page, header written; its fd in *@fd.
+int create_page(amdqp_act_page** out, int* fd_out) {
+    int fd = static_cast<int>(memfd_create(AMDQP_ACT_MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    if (fd < 0)
+        return errno;
+    // Sized and sealed before anyone else can reach it: /proc/PID/fd opens
+    // of it come after this, so every mapping of it, ours included, is of
+    // a file that can neither shrink (no SIGBUS) nor grow.
+    if (ftruncate(fd, page_bytes) < 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+        int err = errno;
+        ::close(fd);
+        return err;
+    }
+    amdqp_act_page* page = map_page(fd);
+    if (!page) {
+        int err = errno;
+        ::close(fd);
+        return err;
+    }
+    init_header(page);
+    *out = page;
+    *fd_out = fd;
+    return 0;
 }
 
 }  // namespace
@@ -149,11 +177,10 @@ std::uint32_t env_priority(std::uint32_t fallback) noexcept {
 
 ActivityWriter& ActivityWriter::instance() noexcept {
     static NoDestructor<ActivityWriter> writer;
-    static ExitUnlinker unlinker{&writer.get()};
     return writer.get();
 }
 
-ActivityWriter::ActivityWriter(std::string dir) : dir_(std::move(dir)) {
+ActivityWriter::ActivityWriter() {
     static std::once_flag atfork_once;
     std::call_once(atfork_once,
                    [] { pthread_atfork(atfork_prepare, atfork_parent, atfork_child); });
@@ -187,19 +214,23 @@ amdqp_act_page* ActivityWriter::open_slow() noexcept {
     if (failed_.load(std::memory_order_relaxed))
         return nullptr;
     try {
-        std::string dir = dir_.empty() ? activity_dir() : dir_;
-        path_ = dir + "/" AMDQP_ACT_PREFIX + std::to_string(getpid());
         amdqp_act_page* page = nullptr;
-        bool created = false;
-        int err = create_or_join(path_, &page, &created);
+        int fd = -1;
+        int err = create_or_join(&page, &fd);
         if (err) {
             error_.store(err, std::memory_order_relaxed);
             failed_.store(true, std::memory_order_relaxed);
             return nullptr;
         }
         owner_pid_ = getpid();
-        created_.store(created, std::memory_order_relaxed);
+        fd_.store(fd, std::memory_order_relaxed);
+        created_.store(fd >= 0, std::memory_order_relaxed);
         page_.store(page, std::memory_order_release);
+        // Tell amdqpd at once (it adopts the page before this process's
+        // first submission); without one the next wake, or its /proc scan
+        // once it starts, does it.
+        if (fd >= 0)
+            register_page(fd);
         return page;
     } catch (const std::bad_alloc&) {
         error_.store(ENOMEM, std::memory_order_relaxed);
@@ -207,54 +238,42 @@ amdqp_act_page* ActivityWriter::open_slow() noexcept {
     }
 }
 
-int ActivityWriter::create_or_join(const std::string& path, amdqp_act_page** out, bool* created) {
-    // A few rounds: each may find a left-over file and remove it.
-    for (int round = 0; round < 4; round++) {
-        int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (fd >= 0) {
-            amdqp_act_page* page = nullptr;
-            if (ftruncate(fd, page_bytes) == 0)
-                page = map_page(fd);
-            int err = page ? 0 : errno;
-            ::close(fd);
-            if (!page) {
-                ::unlink(path.c_str());
-                return err;
-            }
-            init_header(page);
+int ActivityWriter::create_or_join(amdqp_act_page** out, int* fd) {
+    *fd = -1;
+    std::vector<Found> found = own_pages();
+    std::sort(found.begin(), found.end(),
+              [](const Found& a, const Found& b) { return a.ino < b.ino; });
+    for (const Found& f : found) {
+        if (amdqp_act_page* page = join(f.fd_num)) {
+            path_ = "/proc/" + std::to_string(getpid()) + "/fd/" + std::to_string(f.fd_num);
             *out = page;
-            *created = true;
             return 0;
         }
-        if (errno != EEXIST)
-            return errno;
-
-        fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0) {
-            if (errno == ENOENT)
-                continue;  // removed meanwhile: try to make it again
-            return errno;
-        }
-        struct stat st;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-            // Not ours to use or remove: another user's file under our name.
-            ::close(fd);
-            return EEXIST;
-        }
-        int err = 0;
-        amdqp_act_page* page = nullptr;
-        Existing what = examine_existing(fd, st, &page, &err);
-        ::close(fd);
-        if (what == Existing::joined) {
-            *out = page;
-            *created = false;
-            return 0;
-        }
-        if (what == Existing::error)
-            return err;
-        ::unlink(path.c_str());
     }
-    return EEXIST;
+    amdqp_act_page* page = nullptr;
+    int err = create_page(&page, fd);
+    if (err)
+        return err;
+    // Another copy may have made one at the same time: both keep the lower
+    // inode (pages are only shared after this, so no slot is lost).
+    struct stat mine;
+    if (fstat(*fd, &mine) == 0) {
+        for (const Found& f : own_pages()) {
+            if (f.ino >= mine.st_ino)
+                continue;
+            if (amdqp_act_page* other = join(f.fd_num)) {
+                munmap(page, page_bytes);
+                ::close(*fd);
+                *fd = -1;
+                path_ = "/proc/" + std::to_string(getpid()) + "/fd/" + std::to_string(f.fd_num);
+                *out = other;
+                return 0;
+            }
+        }
+    }
+    path_ = "/proc/" + std::to_string(getpid()) + "/fd/" + std::to_string(*fd);
+    *out = page;
+    return 0;
 }
 
 int ActivityWriter::take_slot(const SlotInit& init) noexcept {
@@ -281,7 +300,7 @@ int ActivityWriter::take_slot(const SlotInit& init) noexcept {
         if (ref(p->slots[i].state).load(std::memory_order_acquire) == AMDQP_ACT_SLOT_FREE)
             index = static_cast<int>(i);
     if (index < 0)
-        return -1;
+        return -1;  // the caller counts it: note_untracked()
 
     amdqp_act_slot& s = p->slots[index];
     ref(s.gpu_id).store(init.gpu_id, std::memory_order_relaxed);
@@ -322,37 +341,55 @@ void ActivityWriter::clear_flags(std::uint32_t bits) noexcept {
         ref(p->hdr.flags).fetch_and(~bits, std::memory_order_release);
 }
 
+void ActivityWriter::note_untracked(int delta) noexcept {
+    amdqp_act_page* p = page();
+    if (!p || delta == 0)
+        return;
+    ref(p->hdr.untracked)
+        .fetch_add(static_cast<std::uint64_t>(static_cast<std::int64_t>(delta)),
+                   std::memory_order_relaxed);
+    if (delta > 0 && !told_untracked_.exchange(true, std::memory_order_relaxed)) {
+        char msg[256];
+        int len = std::snprintf(msg, sizeof(msg),
+                                "amdqp: this process has more queues than its activity page "
+                                "holds (%u); the rest are tagged but amdqpd and amdqpctl do not "
+                                "see them (counted as untracked)\n",
+                                static_cast<unsigned>(AMDQP_ACT_MAX_SLOTS));
+        if (len > 0) [[maybe_unused]]
+            ssize_t n = ::write(2, msg, static_cast<std::size_t>(len));
+    }
+}
+
 void ActivityWriter::close() noexcept {
     std::lock_guard lock(mutex_);
     amdqp_act_page* p = page_.exchange(nullptr, std::memory_order_acq_rel);
-    if (p) {
-        if (created_.load(std::memory_order_relaxed) && owner_pid_ == getpid())
-            ::unlink(path_.c_str());
+    if (p)
         munmap(p, page_bytes);
-    }
+    int fd = fd_.exchange(-1, std::memory_order_relaxed);
+    if (fd >= 0 && owner_pid_ == getpid())
+        ::close(fd);
     created_.store(false, std::memory_order_relaxed);
     failed_.store(false, std::memory_order_relaxed);
     error_.store(0, std::memory_order_relaxed);
     owner_pid_ = 0;
-}
-
-void ActivityWriter::unlink_if_owner() noexcept {
-    // No lock: at exit another thread may hold it forever. path_ is only
-    // written while the page is made, before created_ is set.
-    if (page_.load(std::memory_order_acquire) && created_.load(std::memory_order_relaxed) &&
-        owner_pid_ == getpid())
-        ::unlink(path_.c_str());
+    path_.clear();
 }
 
 void ActivityWriter::after_fork_in_child() noexcept {
-    // The inherited mapping is the parent's page: unmap it so that no stale
-    // pointer can write into it, and let the child make its own.
+    // The inherited mapping and fd are the parent's page: drop both so that
+    // no stale pointer can write into it and no reader takes it for the
+    // child's, and let the child make its own.
     if (amdqp_act_page* p = page_.exchange(nullptr, std::memory_order_relaxed))
         munmap(p, page_bytes);
+    int fd = fd_.exchange(-1, std::memory_order_relaxed);
+    if (fd >= 0)
+        ::close(fd);
     created_.store(false, std::memory_order_relaxed);
     failed_.store(false, std::memory_order_relaxed);
     error_.store(0, std::memory_order_relaxed);
+    told_untracked_.store(false, std::memory_order_relaxed);
     owner_pid_ = 0;
+    path_.clear();
 }
 
 void ActivityWriter::atfork_prepare() noexcept {

@@ -3,18 +3,22 @@
 // The writer side of the activity channel (amdqp/activity.h): the process's
 // own page, made at first need by the hint API or the tagging layer.
 //
+// The page is a sealed memfd the writer keeps open (amdqp/activity.h).
 // Several copies of this code may live in one process (libamdqp.so for the
 // hint API plus the tagging layer's static copy, or a library loaded from two
-// paths); they share one file: a copy that finds the file already mapped in
-// this process maps it too. A fork child never writes its parent's page: the
-// atfork handler drops the inherited mapping and the child makes its own at
-// its next need.
+// paths); they share one page: a copy finds a page of this process among its
+// open files (/proc/self/fd) and maps it too. Two copies that make one at the
+// same instant both keep the page with the lower inode number and drop the
+// other. A fork child never writes its parent's page: the atfork handler
+// drops the inherited mapping and fd, and the child makes its own at its
+// next need.
 #ifndef AMDQP_SRC_ACTIVITY_PAGE_HPP
 #define AMDQP_SRC_ACTIVITY_PAGE_HPP
 
 #include <sys/types.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -35,11 +39,16 @@ struct SlotInit {
 
 class ActivityWriter {
   public:
-    // The process's writer (never destroyed; unlinks its file at exit).
+    // The process's writer (never destroyed: threads may write at exit).
     static ActivityWriter& instance() noexcept;
 
-    // A writer of pages in @dir ("" = activity_dir() at creation time).
-    explicit ActivityWriter(std::string dir = {});
+    ActivityWriter();
+    // A writer that never makes a page (tests of a process without one).
+    enum Never { never };
+    explicit ActivityWriter(Never) : ActivityWriter() {
+        failed_.store(true, std::memory_order_relaxed);
+        error_.store(EPERM, std::memory_order_relaxed);
+    }
     ~ActivityWriter();
     ActivityWriter(const ActivityWriter&) = delete;
     ActivityWriter& operator=(const ActivityWriter&) = delete;
@@ -57,15 +66,20 @@ class ActivityWriter {
 
     // Positive errno of the last failure to make the page, 0 if none.
     int error() const noexcept { return error_.load(std::memory_order_relaxed); }
-    // Path of the page (empty before the first attempt).
+    // Where readers open the page: /proc/PID/fd/N (empty without one).
     std::string path() const;
-    // Whether this copy created the file (and so unlinks it at exit).
+    // Whether this copy created the page (and holds its fd).
     bool created() const noexcept { return created_.load(std::memory_order_relaxed); }
+    // The page's fd in this process (-1 without one).
+    int fd() const noexcept { return fd_.load(std::memory_order_relaxed); }
 
     // Takes a free slot, fills it from @init and publishes it (state LIVE
     // stored last). Returns its index, or -1 when there is no page or no free
     // slot.
     int take_slot(const SlotInit& init) noexcept;
+    // A queue found no slot (@delta 1) or such a queue went away (-1):
+    // kept in the header's untracked; the first one is reported on stderr.
+    void note_untracked(int delta) noexcept;
     // Marks slot @index free.
     void release_slot(int index) noexcept;
     // Slot @index of the page (nullptr without a page).
@@ -75,28 +89,26 @@ class ActivityWriter {
     void set_flags(std::uint32_t bits) noexcept;
     void clear_flags(std::uint32_t bits) noexcept;
 
-    // Unlinks the file if this copy created it in this process and unmaps
-    // the page; the writer may make a new one afterwards.
+    // Unmaps the page and closes its fd if this copy made it; the writer
+    // may make a new one afterwards.
     void close() noexcept;
-    // Unlinks the file if this copy created it in this process, leaving the
-    // mapping to threads that may still write (process exit).
-    void unlink_if_owner() noexcept;
 
   private:
     amdqp_act_page* open_slow() noexcept;
-    int create_or_join(const std::string& path, amdqp_act_page** out, bool* created);
+    int create_or_join(amdqp_act_page** out, int* fd);
     void after_fork_in_child() noexcept;
 
     static void atfork_prepare() noexcept;
     static void atfork_parent() noexcept;
     static void atfork_child() noexcept;
 
-    std::string dir_;
     mutable std::mutex mutex_;  // creation, slot allocation, close
     std::atomic<amdqp_act_page*> page_{nullptr};
     std::atomic<int> error_{0};
     std::atomic<bool> failed_{false};  // gave up for this process
     std::atomic<bool> created_{false};
+    std::atomic<int> fd_{-1};  // the memfd, when this copy made the page
+    std::atomic<bool> told_untracked_{false};
     pid_t owner_pid_ = 0;  // the process the page belongs to
     std::string path_;
 

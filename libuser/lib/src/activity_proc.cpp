@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "activity_proc.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -128,11 +131,76 @@ std::optional<bool> proc_maps_file(pid_t pid, dev_t dev, ino_t ino) {
     return maps_text_has_file(*text, dev, ino);
 }
 
-std::string activity_dir() {
-    const char* dir = std::getenv("AMDQP_RUNTIME_DIR");
-    if (dir && *dir)
-        return dir;
-    return AMDQP_ACT_DIR;
+std::vector<int> page_fds(pid_t pid) {
+    std::vector<int> out;
+    const std::string dir = proc_path(pid, "fd");
+    DIR* d = opendir(dir.c_str());
+    if (!d)
+        return out;
+    constexpr std::string_view want = AMDQP_ACT_MEMFD_LINK;
+    char link[sizeof(AMDQP_ACT_MEMFD_LINK) + 1];
+    while (struct dirent* e = readdir(d)) {
+        int n = 0;
+        std::string_view name = e->d_name;
+        if (!parse_number(name, n) || n < 0)
+            continue;
+        ssize_t len = readlinkat(dirfd(d), e->d_name, link, sizeof(link));
+        if (len == static_cast<ssize_t>(want.size()) &&
+            std::string_view(link, static_cast<std::size_t>(len)) == want)
+            out.push_back(n);
+    }
+    closedir(d);
+    return out;
+}
+
+int check_page_fd(int fd, std::size_t max_bytes, std::size_t* size, const char** why) {
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        *why = "fstat";
+        return errno;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        *why = "not a regular file";
+        return EINVAL;
+    }
+    // Sealed against shrinking, a mapping of it can never fault (SIGBUS);
+    // sealed against growing, its size is the one checked here for good.
+    int seals = fcntl(fd, F_GET_SEALS);
+    if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) != (F_SEAL_SHRINK | F_SEAL_GROW)) {
+        *why = "not sealed against shrinking and growing";
+        return EPERM;
+    }
+    if (st.st_size < static_cast<off_t>(sizeof(amdqp_act_header)) ||
+        static_cast<std::uint64_t>(st.st_size) > max_bytes) {
+        *why = "size out of bounds";
+        return EMSGSIZE;
+    }
+    *size = static_cast<std::size_t>(st.st_size);
+    return 0;
+}
+
+void* map_aligned(int fd, std::size_t len, int prot) {
+    // Reserve twice the length, then put the file at the aligned address
+    // inside and give back the rest.
+    void* area =
+        mmap(nullptr, 2 * len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (area == MAP_FAILED)
+        return nullptr;
+    const auto start = reinterpret_cast<std::uintptr_t>(area);
+    const std::uintptr_t aligned = (start + len - 1) & ~(std::uintptr_t{len} - 1);
+    void* p = mmap(reinterpret_cast<void*>(aligned), len, prot, MAP_SHARED | MAP_FIXED, fd, 0);
+    if (p == MAP_FAILED) {
+        int err = errno;
+        munmap(area, 2 * len);
+        errno = err;
+        return nullptr;
+    }
+    if (aligned > start)
+        munmap(area, aligned - start);
+    const std::uintptr_t end = start + 2 * len;
+    if (aligned + len < end)
+        munmap(reinterpret_cast<void*>(aligned + len), end - (aligned + len));
+    return p;
 }
 
 std::uint64_t monotonic_ns() noexcept {

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace amdqp::detail {
 
@@ -34,8 +35,21 @@ bool maps_text_has_file(std::string_view maps, dev_t dev, ino_t ino);
 // error, errno kept.
 std::optional<std::string> read_small_file(const std::string& path);
 
-// $AMDQP_RUNTIME_DIR when set and not empty, else AMDQP_ACT_DIR.
-std::string activity_dir();
+// The numbers N of PID's open files whose /proc/PID/fd/N link names an
+// activity page (AMDQP_ACT_MEMFD_LINK); empty when the process is gone or
+// its fd directory cannot be read (another user's process). @pid 0: this
+// process.
+std::vector<int> page_fds(pid_t pid);
+
+// Why @fd cannot be a page (a positive errno-like code and a reason), or 0:
+// a regular file with F_SEAL_SHRINK and F_SEAL_GROW set whose size is at
+// least a header and at most @max_bytes. @size gets the size.
+int check_page_fd(int fd, std::size_t max_bytes, std::size_t* size, const char** why);
+
+// Maps @len bytes of @fd shared at an address aligned to @len (a power of
+// two), so that the page a slot lies in is found by masking its address.
+// nullptr (errno set) on failure.
+void* map_aligned(int fd, std::size_t len, int prot);
 
 // CLOCK_MONOTONIC in ns.
 std::uint64_t monotonic_ns() noexcept;

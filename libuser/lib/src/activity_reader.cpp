@@ -15,7 +15,10 @@
 #include <climits>
 #include <cstddef>
 #include <cstring>
+#include <set>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <amdqp/activity.hpp>
 
@@ -27,8 +30,10 @@ namespace amdqp::activity {
 namespace {
 
 constexpr std::size_t header_bytes = sizeof(amdqp_act_header);
-// A page larger than this is not one (guards the snapshot's allocation).
-constexpr std::uint32_t max_page_bytes = 1u << 20;
+// The largest page this ABI version has: a larger one is refused, and no
+// count read from a page goes past what it holds (a page cannot make a
+// reader allocate or loop more than this).
+constexpr std::uint32_t max_page_bytes = AMDQP_ACT_PAGE_SIZE;
 
 [[noreturn]] void fail(Problem problem, const std::string& path, const std::string& what,
                        int err = 0) {
@@ -38,24 +43,24 @@ constexpr std::uint32_t max_page_bytes = 1u << 20;
     throw PageError(problem, message, err);
 }
 
-// amdqp-act.PID -> PID; nullopt for any other name.
-std::optional<pid_t> pid_of_name(std::string_view name) {
-    constexpr std::string_view prefix = AMDQP_ACT_PREFIX;
-    if (name.substr(0, prefix.size()) != prefix)
+// "/proc/PID/fd/N" -> (PID, N); nullopt for any other path.
+std::optional<std::pair<pid_t, int>> parse_fd_path(std::string_view path) {
+    constexpr std::string_view prefix = "/proc/";
+    if (path.substr(0, prefix.size()) != prefix)
         return std::nullopt;
-    std::string_view digits = name.substr(prefix.size());
-    if (digits.empty() || digits.size() > 10 || digits[0] == '0')
+    path.remove_prefix(prefix.size());
+    std::size_t slash = path.find("/fd/");
+    if (slash == std::string_view::npos)
         return std::nullopt;
     pid_t pid = 0;
-    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
-    if (ec != std::errc() || end != digits.data() + digits.size() || pid <= 0)
+    int n = 0;
+    std::string_view p = path.substr(0, slash), f = path.substr(slash + 4);
+    auto [e1, c1] = std::from_chars(p.data(), p.data() + p.size(), pid);
+    auto [e2, c2] = std::from_chars(f.data(), f.data() + f.size(), n);
+    if (c1 != std::errc() || e1 != p.data() + p.size() || pid <= 0 || c2 != std::errc() ||
+        e2 != f.data() + f.size() || n < 0 || p[0] == '0' || f.empty())
         return std::nullopt;
-    return pid;
-}
-
-std::string_view base_name(std::string_view path) {
-    std::size_t slash = path.rfind('/');
-    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+    return std::pair{pid, n};
 }
 
 // Reads exactly @len bytes at @off; false on a short read.
@@ -102,6 +107,7 @@ void check_header(const amdqp_act_header& h, const std::string& path, pid_t pid,
              "size " + std::to_string(h.size) + " in a file of " + std::to_string(file_size) +
                  " bytes");
     if (h.slot_size < sizeof(amdqp_act_slot) || h.max_slots == 0 ||
+        h.max_slots > AMDQP_ACT_MAX_SLOTS ||
         header_bytes + static_cast<std::uint64_t>(h.max_slots) * h.slot_size > h.size ||
         h.num_slots > h.max_slots)
         fail(Problem::bad_layout, path, "slot layout out of bounds");
@@ -133,14 +139,6 @@ Slot slot_of(const amdqp_act_slot& s, std::uint32_t index) {
 
 std::string Snapshot::group() const {
     return std::string(header.group, strnlen(header.group, sizeof(header.group)));
-}
-
-std::string default_dir() {
-    return detail::activity_dir();
-}
-
-std::string page_path(pid_t pid, const std::string& dir) {
-    return dir + "/" AMDQP_ACT_PREFIX + std::to_string(pid);
 }
 
 const char* problem_name(Problem problem) noexcept {
@@ -180,41 +178,77 @@ PageError::PageError(Problem problem, const std::string& message, int sys_errno)
             message, sys_errno),
       problem_(problem) {}
 
-Page Page::open(pid_t pid, Access access, const std::string& dir) {
-    return open_path(page_path(pid, dir), access);
+Page Page::open(pid_t pid, Access access) {
+    std::vector<int> fds = detail::page_fds(pid);
+    const std::string where = "of pid " + std::to_string(pid);
+    if (fds.empty()) {
+        int err = errno;
+        if (::access(("/proc/" + std::to_string(pid)).c_str(), F_OK) == 0 && err == EACCES)
+            fail(Problem::unreadable, where, "cannot read its open files", err);
+        fail(Problem::not_a_page, where, "the process has none (not tagged, or gone)");
+    }
+    std::optional<PageError> first;
+    for (int n : fds) {
+        try {
+            return open_path("/proc/" + std::to_string(pid) + "/fd/" + std::to_string(n), access);
+        } catch (const PageError& e) {
+            if (!first)
+                first = e;
+        }
+    }
+    throw *first;
 }
 
 Page Page::open_path(const std::string& path, Access access) {
-    std::optional<pid_t> pid = pid_of_name(base_name(path));
-    if (!pid)
-        fail(Problem::not_a_page, path, "name is not " AMDQP_ACT_PREFIX "PID");
-    int flags = (access == Access::control ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW;
+    std::optional<std::pair<pid_t, int>> where = parse_fd_path(path);
+    if (!where)
+        fail(Problem::not_a_page, path, "not a /proc/PID/fd/N path");
+    // A magic link to the process's own file: the kernel checks ptrace read
+    // access (same user or root) and it cannot point into any directory, so
+    // following it is safe; O_NONBLOCK keeps a FIFO from hanging the reader.
+    int flags = (access == Access::control ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK;
     int fd = ::open(path.c_str(), flags);
     if (fd < 0) {
         int err = errno;
-        fail(err == ENOENT || err == ELOOP ? Problem::not_a_page : Problem::unreadable, path,
-             "cannot open", err);
+        fail(err == ENOENT ? Problem::not_a_page : Problem::unreadable, path, "cannot open", err);
     }
+    return from_fd(where->first, fd, access, path, where->second, std::nullopt);
+}
+
+Page Page::adopt(pid_t pid, int fd, Access access, std::uint64_t start_time) {
+    Page page =
+        from_fd(pid, fd, access, "registered by pid " + std::to_string(pid), -1, start_time);
+    // Where the process holds it: liveness() then costs one stat, not a
+    // read of its maps.
+    for (int n : detail::page_fds(pid)) {
+        struct stat st;
+        const std::string link = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(n);
+        if (::stat(link.c_str(), &st) == 0 && st.st_ino == page.ino_ && st.st_dev == page.dev_) {
+            page.owner_fd_ = n;
+            break;
+        }
+    }
+    return page;
+}
+
+Page Page::from_fd(pid_t pid, int fd, Access access, const std::string& path, int owner_fd,
+                   std::optional<std::uint64_t> start_time) {
     try {
+        std::size_t size = 0;
+        const char* why = "";
+        if (int err = detail::check_page_fd(fd, max_page_bytes, &size, &why))
+            fail(err == EMSGSIZE ? Problem::too_small : Problem::not_a_page, path, why);
         struct stat st;
         if (fstat(fd, &st) < 0)
             fail(Problem::unreadable, path, "fstat", errno);
-        if (!S_ISREG(st.st_mode))
-            fail(Problem::not_a_page, path, "not a regular file");
-        // The process's user owns its page; a file under its pid owned by
-        // someone else is an impostor. (A dead process has no /proc entry:
-        // liveness() reports that.)
-        struct stat proc;
-        if (::stat(("/proc/" + std::to_string(*pid)).c_str(), &proc) == 0 &&
-            proc.st_uid != st.st_uid)
-            fail(Problem::foreign_owner, path,
-                 "owned by uid " + std::to_string(st.st_uid) + ", the process runs as uid " +
-                     std::to_string(proc.st_uid));
         amdqp_act_header h;
-        if (st.st_size < static_cast<off_t>(header_bytes) || !pread_all(fd, &h, sizeof(h), 0))
+        if (!pread_all(fd, &h, sizeof(h), 0))
             fail(Problem::too_small, path, "shorter than the header");
-        check_header(h, path, *pid, st.st_size);
-        return Page(path, *pid, fd, h.start_time, st.st_dev, st.st_ino, access);
+        check_header(h, path, pid, static_cast<off_t>(size));
+        Page page(path, pid, fd, start_time.value_or(h.start_time), st.st_dev, st.st_ino, access);
+        page.owner_fd_ = owner_fd;
+        page.size_ = size;
+        return page;
     } catch (...) {
         ::close(fd);
         throw;
@@ -239,7 +273,9 @@ Page::Page(Page&& other) noexcept
       start_time_(other.start_time_),
       dev_(other.dev_),
       ino_(other.ino_),
-      access_(other.access_) {}
+      access_(other.access_),
+      owner_fd_(other.owner_fd_),
+      size_(other.size_) {}
 
 Page& Page::operator=(Page&& other) noexcept {
     if (this != &other) {
@@ -252,6 +288,8 @@ Page& Page::operator=(Page&& other) noexcept {
         dev_ = other.dev_;
         ino_ = other.ino_;
         access_ = other.access_;
+        owner_fd_ = other.owner_fd_;
+        size_ = other.size_;
     }
     return *this;
 }
@@ -262,7 +300,7 @@ Page::~Page() {
 
 void Page::reset() noexcept {
     if (map_)
-        munmap(map_, sizeof(amdqp_act_page));
+        munmap(map_, header_bytes);
     if (fd_ >= 0)
         ::close(fd_);
     map_ = nullptr;
@@ -276,6 +314,18 @@ Problem Page::liveness() const {
     // 0: the writer could not read its own start time; nothing to compare.
     if (start_time_ != 0 && *start != start_time_)
         return Problem::pid_reused;
+    // The process still holds the page (it closes it at exec): one stat of
+    // the fd it was found at, or its maps when it was handed over.
+    if (owner_fd_ >= 0) {
+        struct stat st;
+        const std::string link =
+            "/proc/" + std::to_string(pid_) + "/fd/" + std::to_string(owner_fd_);
+        if (::stat(link.c_str(), &st) == 0)
+            return st.st_ino == ino_ && st.st_dev == dev_ ? Problem::none : Problem::replaced;
+        if (errno == ENOENT)
+            return Problem::replaced;
+        return Problem::none;  // no access: counts as alive
+    }
     // Unknown (no ptrace read access to the maps) counts as alive.
     if (detail::proc_maps_file(pid_, dev_, ino_) == false)
         return Problem::replaced;
@@ -283,24 +333,22 @@ Problem Page::liveness() const {
 }
 
 void Page::read_header(amdqp_act_header& out) const {
-    struct stat st;
-    if (fstat(fd_, &st) < 0)
-        fail(Problem::unreadable, path_, "fstat", errno);
+    // The size was checked at open and is sealed: no fstat per read.
     if (!pread_all(fd_, &out, sizeof(out), 0))
         fail(Problem::too_small, path_, "truncated");
-    check_header(out, path_, pid_, st.st_size);
+    check_header(out, path_, pid_, static_cast<off_t>(size_));
 }
 
 Snapshot Page::snapshot() const {
     Snapshot snap;
     read_header(snap.header);
     const amdqp_act_header& h = snap.header;
-    std::vector<unsigned char> buf(h.size);
+    // The slots in use only (num_slots, bounded by check_header), in one
+    // read: the cost follows the process's queues, not the page's size.
+    std::vector<unsigned char> buf(header_bytes +
+                                   static_cast<std::size_t>(h.num_slots) * h.slot_size);
     if (!pread_all(fd_, buf.data(), buf.size(), 0))
         fail(Problem::too_small, path_, "truncated");
-    // The header again from the same read, so slots and header agree.
-    std::memcpy(&snap.header, buf.data(), sizeof(snap.header));
-    check_header(snap.header, path_, pid_, static_cast<off_t>(buf.size()));
     for (std::uint32_t i = 0; i < h.num_slots; i++) {
         amdqp_act_slot s;
         std::memcpy(&s, buf.data() + header_bytes + static_cast<std::size_t>(i) * h.slot_size,
@@ -356,7 +404,7 @@ void* Page::futex_word(std::size_t offset) {
         // Mapped only now: a futex needs an address, and a mapping held by
         // every reader would make its owner look alive to liveness checks
         // that run in the same process.
-        void* map = mmap(nullptr, sizeof(amdqp_act_page), PROT_READ, MAP_SHARED, fd_, 0);
+        void* map = mmap(nullptr, header_bytes, PROT_READ, MAP_SHARED, fd_, 0);
         if (map == MAP_FAILED)
             fail(Problem::unreadable, path_, "mmap", errno);
         map_ = map;
@@ -454,39 +502,39 @@ CoopResult Page::await_ack(std::uint32_t seq, std::chrono::milliseconds timeout,
 
 ScanResult scan(const ScanOptions& options) {
     ScanResult result;
-    DIR* dir = opendir(options.dir.c_str());
-    if (!dir)
+    DIR* proc = opendir("/proc");
+    if (!proc)
         return result;
-    std::vector<std::string> names;
-    while (struct dirent* e = readdir(dir)) {
-        if (pid_of_name(e->d_name))
-            names.emplace_back(e->d_name);
+    std::vector<pid_t> pids;
+    while (struct dirent* e = readdir(proc)) {
+        pid_t pid = 0;
+        std::string_view name = e->d_name;
+        auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), pid);
+        if (ec == std::errc() && end == name.data() + name.size() && pid > 0)
+            pids.push_back(pid);
     }
-    closedir(dir);
+    closedir(proc);
 
-    auto drop = [&](const std::string& path) {
-        if (options.drop_stale && ::unlink(path.c_str()) == 0)
-            result.dropped++;
-    };
-    for (const std::string& name : names) {
-        std::string path = options.dir + "/" + name;
-        pid_t pid = *pid_of_name(name);
-        try {
-            Page page = Page::open_path(path, options.access);
-            Problem alive = page.liveness();
-            if (alive != Problem::none) {
-                result.skipped.emplace_back(path, alive);
-                drop(path);
-                continue;
+    std::set<std::pair<dev_t, ino_t>> seen;
+    for (pid_t pid : pids) {
+        for (int n : detail::page_fds(pid)) {
+            const std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(n);
+            try {
+                Page page = Page::open_path(path, options.access);
+                if (!seen.insert({page.dev_, page.ino_}).second)
+                    continue;  // the same page found at a second fd
+                Problem alive = page.liveness();
+                if (alive != Problem::none) {
+                    result.skipped.emplace_back(path, alive);
+                    continue;
+                }
+                result.pages.push_back(std::move(page));
+            } catch (const PageError& e) {
+                // A page of another process (one it inherited, or was handed)
+                // is no page of this pid: not worth a mention.
+                if (e.problem() != Problem::pid_mismatch && e.problem() != Problem::not_a_page)
+                    result.skipped.emplace_back(path, e.problem());
             }
-            result.pages.push_back(std::move(page));
-        } catch (const PageError& e) {
-            result.skipped.emplace_back(path, e.problem());
-            // A malformed page of a live process may be one being made
-            // right now: only a dead owner's file is stale for sure.
-            if (e.problem() != Problem::not_a_page && e.problem() != Problem::foreign_owner &&
-                !detail::proc_start_time(pid))
-                drop(path);
         }
     }
     return result;

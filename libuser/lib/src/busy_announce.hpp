@@ -15,8 +15,8 @@
 
 namespace amdqp::detail {
 
-// The header of the page that holds @slot (pages are one aligned 4 KiB
-// mapping).
+// The header of the page that holds @slot (pages are mapped aligned to
+// their size, AMDQP_ACT_PAGE_SIZE: activity_page.cpp).
 inline amdqp_act_header* header_of(amdqp_act_slot* slot) noexcept {
     static_assert(sizeof(amdqp_act_page) == AMDQP_ACT_PAGE_SIZE);
     auto addr = reinterpret_cast<std::uintptr_t>(slot);
@@ -30,8 +30,9 @@ inline std::uint32_t controller_flags(amdqp_act_header& h) noexcept {
 
 // Announces an idle->busy transition (bumps busy_seq, wakes the
 // controller) and, with AMDQP_ACT_CTL_HOLD in @ctl, waits for its ack up to
-// ctl_hold_us. Never throws; costs nothing but a few stores and one
-// FUTEX_WAKE when nothing is held.
+// ctl_hold_us. Never throws; costs nothing but a few stores and one send(2)
+// of a byte on the process's connection to the controller when nothing is
+// held.
 void announce_busy(amdqp_act_header& h, std::uint32_t ctl) noexcept;
 
 }  // namespace amdqp::detail

@@ -59,7 +59,8 @@ AT(amdqp_act_header, busy_ack, 164);
 AT(amdqp_act_header, holds, 168);          // minor 2: was reserved[4]
 AT(amdqp_act_header, hold_timeouts, 176);  // minor 2: was reserved[5]
 AT(amdqp_act_header, ctl_alive_ns, 184);   // minor 2: was reserved[6]
-AT(amdqp_act_header, reserved, 192);
+AT(amdqp_act_header, untracked, 192);      // minor 3: was reserved[0]
+AT(amdqp_act_header, reserved, 200);
 static_assert(sizeof(amdqp_act_header) == 512);
 
 AT(amdqp_act_page, hdr, 0);
@@ -88,10 +89,13 @@ TEST(ActivityAbi, ConstantsThatReadersDependOn) {
     std::memcpy(&magic, bytes, 4);
     EXPECT_EQ(magic, AMDQP_ACT_MAGIC);
     EXPECT_EQ(AMDQP_ACT_VERSION, 1u);
-    EXPECT_EQ(AMDQP_ACT_VERSION_MINOR, 2u);  // the lease, then the wake/hold channel
-    EXPECT_STREQ(AMDQP_ACT_WAKE_NAME, "amdqpd.wake");
-    EXPECT_STREQ(AMDQP_ACT_DIR, "/dev/shm");
-    EXPECT_STREQ(AMDQP_ACT_PREFIX, "amdqp-act.");
+    EXPECT_EQ(AMDQP_ACT_VERSION_MINOR, 3u);  // the lease, the wake/hold channel, memfd pages
+    EXPECT_STREQ(AMDQP_ACT_MEMFD_NAME, "amdqp-act");
+    EXPECT_STREQ(AMDQP_ACT_MEMFD_LINK, "/memfd:amdqp-act (deleted)");
+    EXPECT_EQ(AMDQP_ACT_PAGE_SIZE, 65536u);
+    EXPECT_EQ(AMDQP_ACT_MAX_SLOTS, 1016u);
+    EXPECT_STREQ(AMDQP_DAEMON_DIR, "/run/amdqpd");
+    EXPECT_STREQ(AMDQP_DAEMON_SOCKET, "amdqpd.sock");
     EXPECT_EQ(AMDQP_ACT_SLOT_FREE, 0u);  // a zero-filled page has no live slot
     EXPECT_EQ(AMDQP_ACT_COOP_RUNNING, 0u);
     EXPECT_EQ(AMDQP_ACT_MECH_NONE, 0u);

@@ -3,8 +3,11 @@
 // The writer side: how a process makes, shares and leaves its page.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <atomic>
 #include <thread>
@@ -20,32 +23,41 @@ namespace {
 
 using amdqp::detail::ActivityWriter;
 using amdqp::detail::SlotInit;
-using amdqp_test::TempDir;
 
-bool exists(const std::string& path) {
-    struct stat st;
-    return ::stat(path.c_str(), &st) == 0;
+// Pages this process holds (its /proc/self/fd links).
+std::size_t own_pages() {
+    return amdqp::detail::page_fds(0).size();
 }
 
 TEST(ActivityPage, CreatedOnFirstUseWithItsIdentity) {
-    TempDir dir;
     ::setenv("AMDQP_PRIORITY", "low", 1);
     ::setenv("AMDQP_GROUP", "tp-group-with-a-name-longer-than-31-bytes", 1);
-    ActivityWriter w(dir.path());
-    EXPECT_FALSE(exists(dir.page(getpid())));  // nothing before the first need
+    ActivityWriter w;
+    EXPECT_EQ(own_pages(), 0u);  // nothing before the first need
     amdqp_act_page* p = w.page();
     ::unsetenv("AMDQP_PRIORITY");
     ::unsetenv("AMDQP_GROUP");
     ASSERT_NE(p, nullptr) << strerror(w.error());
     EXPECT_TRUE(w.created());
-    EXPECT_EQ(w.path(), dir.page(getpid()));
+    EXPECT_EQ(w.path(), "/proc/" + std::to_string(getpid()) + "/fd/" + std::to_string(w.fd()));
 
+    // A sealed memfd of the page's size: it can neither shrink nor grow,
+    // and it has no name anyone else could take or remove.
     struct stat st;
-    ASSERT_EQ(::stat(w.path().c_str(), &st), 0);
+    ASSERT_EQ(::fstat(w.fd(), &st), 0);
     EXPECT_TRUE(S_ISREG(st.st_mode));
-    EXPECT_EQ(st.st_mode & 0777, 0600u);
-    EXPECT_EQ(st.st_uid, geteuid());
     EXPECT_EQ(st.st_size, static_cast<off_t>(AMDQP_ACT_PAGE_SIZE));
+    const int seals = fcntl(w.fd(), F_GET_SEALS);
+    EXPECT_EQ(seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
+              F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+    EXPECT_NE(fcntl(w.fd(), F_GETFD) & FD_CLOEXEC, 0);
+    EXPECT_LT(::ftruncate(w.fd(), 0), 0);
+    EXPECT_EQ(errno, EPERM);
+    char link[64] = {};
+    ASSERT_GT(::readlink(w.path().c_str(), link, sizeof(link) - 1), 0);
+    EXPECT_STREQ(link, AMDQP_ACT_MEMFD_LINK);
+    // Aligned to its size: a slot's header is found by masking.
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % AMDQP_ACT_PAGE_SIZE, 0u);
 
     EXPECT_EQ(p->hdr.magic, AMDQP_ACT_MAGIC);
     EXPECT_EQ(p->hdr.version, AMDQP_ACT_VERSION);
@@ -63,27 +75,41 @@ TEST(ActivityPage, CreatedOnFirstUseWithItsIdentity) {
 }
 
 TEST(ActivityPage, DefaultPriorityIsNormalAndBadValuesAreIgnored) {
-    TempDir dir;
     ::setenv("AMDQP_PRIORITY", "urgent", 1);
-    ActivityWriter w(dir.path());
+    ActivityWriter w;
     amdqp_act_page* p = w.page();
     ::unsetenv("AMDQP_PRIORITY");
     ASSERT_NE(p, nullptr);
     EXPECT_EQ(p->hdr.priority, 7u);
 }
 
-TEST(ActivityPage, CloseUnlinksWhatThisCopyMade) {
-    TempDir dir;
-    ActivityWriter w(dir.path());
+TEST(ActivityPage, CloseDropsWhatThisCopyMade) {
+    ActivityWriter w;
     ASSERT_NE(w.page(), nullptr);
-    ASSERT_TRUE(exists(dir.page(getpid())));
+    ASSERT_EQ(own_pages(), 1u);
     w.close();
-    EXPECT_FALSE(exists(dir.page(getpid())));
+    EXPECT_EQ(own_pages(), 0u);
+}
+
+TEST(ActivityPage, HoldsFarMoreThanFiftySixQueuesAndCountsTheRest) {
+    // Issue 28: the old 4 KiB page held 56 and said nothing about the rest.
+    ActivityWriter w;
+    SlotInit init;
+    for (std::uint32_t i = 0; i < AMDQP_ACT_MAX_SLOTS; i++) {
+        init.ring_va = 0x1000 * (i + 1);
+        ASSERT_EQ(w.take_slot(init), static_cast<int>(i));
+    }
+    EXPECT_GT(AMDQP_ACT_MAX_SLOTS, 1000u);
+    EXPECT_EQ(w.take_slot(init), -1);
+    w.note_untracked(1);
+    w.note_untracked(1);
+    EXPECT_EQ(w.peek()->hdr.untracked, 2u);
+    w.note_untracked(-1);
+    EXPECT_EQ(w.peek()->hdr.untracked, 1u);
 }
 
 TEST(ActivityPage, SlotsArePublishedAndReused) {
-    TempDir dir;
-    ActivityWriter w(dir.path());
+    ActivityWriter w;
     SlotInit init;
     init.gpu_id = 3;
     init.priority = 12;
@@ -120,15 +146,17 @@ TEST(ActivityPage, SlotsArePublishedAndReused) {
 }
 
 TEST(ActivityPage, ConcurrentSlotTakersGetDistinctSlots) {
-    TempDir dir;
-    ActivityWriter w(dir.path());
+    ActivityWriter w;
     std::vector<std::thread> threads;
     std::vector<int> got(AMDQP_ACT_MAX_SLOTS, -2);
-    for (std::uint32_t t = 0; t < AMDQP_ACT_MAX_SLOTS; t++)
+    constexpr std::uint32_t kThreads = 8;
+    for (std::uint32_t t = 0; t < kThreads; t++)
         threads.emplace_back([&, t] {
-            SlotInit init;
-            init.ring_va = 0x1000 * (t + 1);
-            got[t] = w.take_slot(init);
+            for (std::uint32_t i = t; i < AMDQP_ACT_MAX_SLOTS; i += kThreads) {
+                SlotInit init;
+                init.ring_va = 0x1000 * (i + 1);
+                got[i] = w.take_slot(init);
+            }
         });
     for (auto& t : threads)
         t.join();
@@ -141,9 +169,8 @@ TEST(ActivityPage, ConcurrentSlotTakersGetDistinctSlots) {
 }
 
 TEST(ActivityPage, SecondCopyInTheProcessJoinsTheSamePage) {
-    TempDir dir;
-    ActivityWriter first(dir.path());
-    ActivityWriter second(dir.path());
+    ActivityWriter first;
+    ActivityWriter second;
     amdqp_act_page* a = first.page();
     amdqp_act_page* b = second.page();
     ASSERT_NE(a, nullptr);
@@ -153,14 +180,14 @@ TEST(ActivityPage, SecondCopyInTheProcessJoinsTheSamePage) {
     EXPECT_NE(a, b);  // two mappings...
     std::atomic_ref<std::uint64_t>(a->hdr.hint_begin).fetch_add(3);
     EXPECT_EQ(std::atomic_ref<std::uint64_t>(b->hdr.hint_begin).load(), 3u);  // ...one file
-    // The joiner never removes the creator's file.
+    EXPECT_EQ(own_pages(), 1u);
+    // The joiner never closes the creator's page.
     second.close();
-    EXPECT_TRUE(exists(dir.page(getpid())));
+    EXPECT_EQ(own_pages(), 1u);
 }
 
 TEST(ActivityPage, CopiesStartingTogetherShareOnePage) {
-    TempDir dir;
-    ActivityWriter w1(dir.path()), w2(dir.path()), w3(dir.path()), w4(dir.path());
+    ActivityWriter w1, w2, w3, w4;
     ActivityWriter* ws[] = {&w1, &w2, &w3, &w4};
     std::atomic<int> go{0};
     std::vector<std::thread> threads;
@@ -182,55 +209,8 @@ TEST(ActivityPage, CopiesStartingTogetherShareOnePage) {
     EXPECT_EQ(creators, 1);
 }
 
-TEST(ActivityPage, LeftOverFileOfThisPidIsReplaced) {
-    // What an exec leaves: a finished page of this pid that nobody here maps.
-    TempDir dir;
-    amdqp_act_page old = amdqp_test::valid_page(getpid(), 1);
-    old.hdr.num_slots = 3;
-    old.slots[0].state = AMDQP_ACT_SLOT_LIVE;
-    ASSERT_TRUE(amdqp_test::write_page(dir.page(getpid()), &old, sizeof(old)));
-    ActivityWriter w(dir.path());
-    amdqp_act_page* p = w.page();
-    ASSERT_NE(p, nullptr) << strerror(w.error());
-    EXPECT_TRUE(w.created());
-    EXPECT_EQ(p->hdr.num_slots, 0u);
-    EXPECT_EQ(p->slots[0].state, AMDQP_ACT_SLOT_FREE);
-    EXPECT_EQ(p->hdr.start_time, amdqp::detail::proc_start_time(0).value());
-}
-
-TEST(ActivityPage, HalfWrittenLeftOverIsReplacedAfterAWait) {
-    TempDir dir;
-    char junk[100] = {};
-    ASSERT_TRUE(amdqp_test::write_page(dir.page(getpid()), junk, sizeof(junk)));
-    ActivityWriter w(dir.path());
-    ASSERT_NE(w.page(), nullptr) << strerror(w.error());
-    EXPECT_TRUE(w.created());
-}
-
-TEST(ActivityPage, SymlinkUnderOurNameIsNotFollowed) {
-    TempDir dir;
-    std::string target = dir.path() + "/target";
-    ASSERT_TRUE(amdqp_test::write_page(target, "x", 1));
-    ASSERT_EQ(::symlink(target.c_str(), dir.page(getpid()).c_str()), 0);
-    ActivityWriter w(dir.path());
-    EXPECT_EQ(w.page(), nullptr);
-    EXPECT_EQ(w.error(), ELOOP);
-    struct stat st;
-    ASSERT_EQ(::stat(target.c_str(), &st), 0);
-    EXPECT_EQ(st.st_size, 1);  // untouched
-}
-
-TEST(ActivityPage, UnwritableDirectoryFailsQuietlyAndOnce) {
-    ActivityWriter w("/nonexistent/amdqp-dir");
-    EXPECT_EQ(w.page(), nullptr);
-    EXPECT_EQ(w.error(), ENOENT);
-    EXPECT_EQ(w.take_slot(SlotInit{}), -1);
-    EXPECT_EQ(w.page(), nullptr);  // no retry storm: same answer, no new attempt
-}
-
 TEST(ActivityPage, ForkChildMakesItsOwnPageAndLeavesTheParentsAlone) {
-    TempDir dir;
-    ActivityWriter w(dir.path());
+    ActivityWriter w;
     amdqp_act_page* p = w.page();
     ASSERT_NE(p, nullptr);
     p->hdr.hint_begin = 5;
@@ -244,9 +224,10 @@ TEST(ActivityPage, ForkChildMakesItsOwnPageAndLeavesTheParentsAlone) {
         bool ok = mine && mine->hdr.pid == static_cast<std::uint32_t>(getpid()) && w.created();
         if (ok)
             std::atomic_ref<std::uint64_t>(mine->hdr.hint_begin).fetch_add(100);
-        bool had_file = exists(dir.page(getpid()));
-        w.close();  // what exit does for the process's writer
-        ok = ok && had_file && !exists(dir.page(getpid()));
+        // Only its own page is open: the parent's fd went with the mapping.
+        bool one = own_pages() == 1;
+        w.close();
+        ok = ok && one && own_pages() == 0;
         char c = ok ? 'y' : 'n';
         (void)!::write(pipefd[1], &c, 1);
         _exit(0);
@@ -260,20 +241,44 @@ TEST(ActivityPage, ForkChildMakesItsOwnPageAndLeavesTheParentsAlone) {
     EXPECT_EQ(c, 'y');
     EXPECT_EQ(p->hdr.hint_begin, 5u);
     EXPECT_EQ(p->hdr.pid, static_cast<std::uint32_t>(getpid()));
-    EXPECT_TRUE(exists(dir.page(getpid())));
+    EXPECT_EQ(own_pages(), 1u);
 }
 
-TEST(ActivityPage, FileOfAnotherUserIsNeitherUsedNorRemoved) {
-    if (geteuid() != 0)
-        GTEST_SKIP() << "needs root to make a file of another user";
-    TempDir dir;
-    amdqp_act_page old = amdqp_test::valid_page(getpid(), 1);
-    ASSERT_TRUE(amdqp_test::write_page(dir.page(getpid()), &old, sizeof(old)));
-    ASSERT_EQ(::chown(dir.page(getpid()).c_str(), 12345, 12345), 0);
-    ActivityWriter w(dir.path());
-    EXPECT_EQ(w.page(), nullptr);
-    EXPECT_EQ(w.error(), EEXIST);
-    EXPECT_TRUE(exists(dir.page(getpid())));
+TEST(ActivityPage, NothingIsLeftBehindBySigkill) {
+    // Issue 28: a SIGKILLed process left /dev/shm/amdqp-act.PID for good.
+    // A memfd dies with its last reference: count the shared memory the
+    // system has before and after (memfds live on the internal shm mount).
+    int ready[2];
+    ASSERT_EQ(pipe(ready), 0);
+    pid_t child = fork();
+    if (child == 0) {
+        ActivityWriter w;
+        char c = w.page() ? 'y' : 'n';
+        (void)!::write(ready[1], &c, 1);
+        for (;;)
+            pause();
+    }
+    char c = 0;
+    ASSERT_EQ(::read(ready[0], &c, 1), 1);
+    ASSERT_EQ(c, 'y');
+    std::vector<int> fds = amdqp::detail::page_fds(child);
+    ASSERT_EQ(fds.size(), 1u);
+    // Hold a read-only reference as a reader would, then kill the writer.
+    int ref = ::open(("/proc/" + std::to_string(child) + "/fd/" + std::to_string(fds[0])).c_str(),
+                     O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(ref, 0);
+    struct stat st;
+    ASSERT_EQ(fstat(ref, &st), 0);
+    EXPECT_EQ(st.st_nlink, 0u);  // no name anywhere: nothing to clean up, ever
+    ::kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+    ::close(ref);  // the last reference: the memory is gone
+    EXPECT_TRUE(amdqp::detail::page_fds(child).empty());
+    ::close(ready[0]);
+    ::close(ready[1]);
+    // And no file of the old scheme was made anywhere.
+    struct stat old;
+    EXPECT_NE(::stat(("/dev/shm/amdqp-act." + std::to_string(child)).c_str(), &old), 0);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -80,6 +81,38 @@ inline pid_t dead_pid() {
     waitpid(pid, &status, 0);
     return pid;
 }
+
+// A page held by this process as a writer holds one (a memfd named
+// amdqp-act), with the bytes given: hand-made pages, valid or hostile.
+// @seal false leaves it unsealed (a hostile writer could).
+class MemPage {
+  public:
+    MemPage() = default;
+    MemPage(const void* p, std::size_t len, bool seal = true) { set(p, len, seal); }
+    ~MemPage() { reset(); }
+    MemPage(const MemPage&) = delete;
+    MemPage& operator=(const MemPage&) = delete;
+    bool set(const void* p, std::size_t len, bool seal = true) {
+        reset();
+        fd_ = memfd_create(AMDQP_ACT_MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (fd_ < 0 || ftruncate(fd_, static_cast<off_t>(len)) < 0 ||
+            pwrite(fd_, p, len, 0) != static_cast<ssize_t>(len))
+            return false;
+        return !seal || fcntl(fd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) == 0;
+    }
+    void reset() {
+        if (fd_ >= 0)
+            ::close(fd_);
+        fd_ = -1;
+    }
+    int fd() const { return fd_; }
+    std::string path() const {
+        return "/proc/" + std::to_string(getpid()) + "/fd/" + std::to_string(fd_);
+    }
+
+  private:
+    int fd_ = -1;
+};
 
 }  // namespace amdqp_test
 

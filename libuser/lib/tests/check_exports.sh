@@ -18,7 +18,8 @@ done
 # Every function of amdqp/activity.hpp with no body in the header (those
 # with one are compiled into the caller and need no export).
 exported=$(nm -DC --defined-only "$lib")
-for fn in 'activity::default_dir' 'activity::page_path(' 'activity::problem_name(' \
+for fn in 'activity::runtime_dir' 'activity::socket_path(' 'activity::untrusted_dir_reason(' \
+	'activity::daemon_status(' 'activity::Page::adopt(' 'activity::problem_name(' \
 	'activity::scan(' 'activity::Snapshot::group' 'activity::PageError::PageError(' \
 	'activity::Page::open(' 'activity::Page::open_path(' 'activity::Page::liveness() const' \
 	'activity::Page::snapshot() const' 'activity::Page::read_index(' \

@@ -136,6 +136,10 @@ bool QueueRegistry::sync(Record& r) {
         init.priority = r.want_priority;
         r.slot = page_.take_slot(init);
     }
+    if ((r.slot < 0) != r.untracked) {
+        r.untracked = r.slot < 0;
+        page_.note_untracked(r.untracked ? 1 : -1);
+    }
     const std::uint32_t before = r.mechanism;
     if (!r.tagged)
         register_with_kernel(r);
@@ -227,6 +231,8 @@ void QueueRegistry::forget(Record& r) {
         doorbells_.erase(r.doorbell);
     if (r.slot >= 0)
         page_.release_slot(r.slot);
+    if (r.untracked)
+        page_.note_untracked(-1);
     if (r.mechanism == AMDQP_ACT_MECH_COOP && --coop_count_ == 0)
         page_.clear_flags(AMDQP_ACT_F_COOP);
 }

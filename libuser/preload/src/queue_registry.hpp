@@ -99,6 +99,7 @@ class QueueRegistry {
         std::uint64_t doorbell = 0;
         std::uint64_t read_index_va = 0;
         int slot = -1;
+        bool untracked = false;  // no slot free: counted in the page's untracked
         std::uint32_t want_priority = 0;
         bool tagged = false;         // registration tried at want_priority
         std::uint32_t priority = 0;  // what the page shows

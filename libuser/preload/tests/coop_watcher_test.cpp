@@ -42,8 +42,7 @@ KernelQueueId sim(std::uint64_t ring, std::uint32_t qid) {
 
 class CoopTest : public ::testing::Test {
   protected:
-    CoopTest()
-        : writer(dir.path()), registry(writer, link, control, {}), watcher(writer, registry) {
+    CoopTest() : writer(), registry(writer, link, control, {}), watcher(writer, registry) {
         amdqp::preload::warn_reset_after_fork();
         ::setenv("AMDQP_QUIET", "1", 1);
     }
@@ -194,7 +193,7 @@ TEST_F(CoopTest, ResumeEndsTheLease) {
 TEST_F(CoopTest, ControllerAndWatcherThreadHandshake) {
     registry.set_coop_starter([this] { return watcher.start(); });
     registry.kernel_queue_created(sim(0x10000, 6));  // first coop queue: starts the thread
-    Page page = Page::open(getpid(), Page::Access::control, dir.path());
+    Page page = Page::open(getpid(), Page::Access::control);
     EXPECT_TRUE(page.snapshot().coop_capable());
 
     auto r = page.request_coop(true, 5s);
@@ -235,7 +234,7 @@ TEST_F(CoopTest, ForkChildStartsItsOwnWatcher) {
     char c = 0;
     ASSERT_EQ(::read(ready[0], &c, 1), 1);
     EXPECT_EQ(c, 'y');
-    Page page = Page::open(child, Page::Access::control, dir.path());
+    Page page = Page::open(child, Page::Access::control);
     EXPECT_TRUE(page.snapshot().coop_capable());
     auto r = page.request_coop(true, 5s);
     EXPECT_TRUE(r.acked);
@@ -268,7 +267,7 @@ std::optional<std::chrono::milliseconds> time_to_expiry(Page& page,
 TEST_F(CoopTest, ControllerThatStopsRenewingLosesTheSuspension) {
     registry.set_coop_starter([this] { return watcher.start(); });
     registry.kernel_queue_created(sim(0x10000, 6));
-    Page page = Page::open(getpid(), Page::Access::control, dir.path());
+    Page page = Page::open(getpid(), Page::Access::control);
     const auto lease = 200ms;
     auto r = page.request_coop(true, 5s, lease);
     ASSERT_TRUE(r.acked);
@@ -290,7 +289,7 @@ TEST_F(CoopTest, ControllerThatStopsRenewingLosesTheSuspension) {
 TEST_F(CoopTest, RenewingControllerKeepsTheSuspensionForSeveralLeases) {
     registry.set_coop_starter([this] { return watcher.start(); });
     registry.kernel_queue_created(sim(0x10000, 6));
-    Page page = Page::open(getpid(), Page::Access::control, dir.path());
+    Page page = Page::open(getpid(), Page::Access::control);
     const auto lease = 150ms;
     auto r = page.request_coop(true, 5s, lease);
     ASSERT_TRUE(r.acked);
@@ -328,7 +327,7 @@ TEST_F(CoopTest, KilledControllerProcessLeavesNothingSuspended) {
     if (controller == 0) {
         // A controller in another process that holds the suspension,
         // renewing it, until it is killed.
-        Page page = Page::open(me, Page::Access::control, dir.path());
+        Page page = Page::open(me, Page::Access::control);
         auto r = page.request_coop(true, 5s, lease);
         char c = r.acked && r.state == AMDQP_ACT_COOP_SUSPENDED ? 'y' : 'n';
         (void)!::write(ready[1], &c, 1);
@@ -340,7 +339,7 @@ TEST_F(CoopTest, KilledControllerProcessLeavesNothingSuspended) {
     char c = 0;
     ASSERT_EQ(::read(ready[0], &c, 1), 1);
     ASSERT_EQ(c, 'y');
-    Page page = Page::open(me, Page::Access::read, dir.path());
+    Page page = Page::open(me, Page::Access::read);
     // Held across several leases while the controller lives...
     std::this_thread::sleep_for(3 * lease);
     EXPECT_EQ(page.snapshot().header.coop_state, AMDQP_ACT_COOP_SUSPENDED);

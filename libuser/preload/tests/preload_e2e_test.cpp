@@ -27,6 +27,7 @@
 
 #include <amdqp/activity.hpp>
 
+#include "../../lib/src/activity_proc.hpp"
 #include "../../lib/tests/activity_test_util.hpp"
 
 extern char** environ;
@@ -158,13 +159,9 @@ int lines(const std::string& s) {
     return n;
 }
 
-int files_in(const std::string& dir) {
-    int n = 0;
-    for (auto& e : std::filesystem::directory_iterator(dir)) {
-        (void)e;
-        n++;
-    }
-    return n;
+// Pages process @pid holds (memfds: they go with it, nothing is left).
+std::size_t pages_of(pid_t pid) {
+    return amdqp::detail::page_fds(pid).size();
 }
 
 class E2e : public ::testing::Test {
@@ -181,7 +178,7 @@ class E2e : public ::testing::Test {
         return std::make_unique<Child>(args, env);
     }
     amdqp::activity::Snapshot page_of(pid_t pid) {
-        return Page::open(pid, Page::Access::read, pages.path()).snapshot();
+        return Page::open(pid, Page::Access::read).snapshot();
     }
     static std::vector<std::uint64_t> rings(const Child& c) {
         std::vector<std::uint64_t> out;
@@ -214,7 +211,7 @@ TEST_F(E2e, QueuesAppearWithTheirPriorityAndDoorbellsAreCounted) {
 
     app->send("go\n");
     ASSERT_TRUE(app->line_starting("fed"));
-    Page page = Page::open(app->pid(), Page::Access::read, pages.path());
+    Page page = Page::open(app->pid(), Page::Access::read);
     snap = page.snapshot();
     ASSERT_EQ(snap.slots.size(), 3u);
     for (const auto& s : snap.slots) {
@@ -229,7 +226,7 @@ TEST_F(E2e, QueuesAppearWithTheirPriorityAndDoorbellsAreCounted) {
     std::string err = app->stderr_text();
     EXPECT_EQ(lines(err), 1) << err;
     EXPECT_NE(err.find("amdqp: /nonexistent/amdqp not found"), std::string::npos) << err;
-    EXPECT_EQ(files_in(pages.path()), 0);  // the page went with the process
+    EXPECT_EQ(pages_of(app->pid()), 0u);  // the page went with the process
 }
 
 TEST_F(E2e, QuietAndTheExitStatusPassesThrough) {
@@ -246,7 +243,6 @@ TEST_F(E2e, WithoutTheLayerTheProgramBehavesTheSame) {
     EXPECT_TRUE(app->line_starting("done"));
     EXPECT_EQ(app->wait(), 7);
     EXPECT_EQ(app->stderr_text(), "");
-    EXPECT_EQ(files_in(pages.path()), 0);
 }
 
 TEST_F(E2e, CooperativeRequestTakesTheQueuesOffAndBack) {
@@ -258,7 +254,7 @@ TEST_F(E2e, CooperativeRequestTakesTheQueuesOffAndBack) {
     auto app = start({"--queues", "2", "--announce-ioctl", "--hold"}, env);
     ASSERT_TRUE(app->line_starting("ready")) << app->stderr_text();
 
-    Page page = Page::open(app->pid(), Page::Access::control, pages.path());
+    Page page = Page::open(app->pid(), Page::Access::control);
     auto snap = page.snapshot();
     EXPECT_TRUE(snap.coop_capable());
     ASSERT_EQ(snap.slots.size(), 2u);
@@ -311,7 +307,7 @@ TEST_F(E2e, CooperativeRequestOnKfdQueuesResendsTheirRing) {
     auto app = start({"--announce-kfd", "--hold"}, env);
     ASSERT_TRUE(app->line_starting("ready")) << app->stderr_text();
     std::uint64_t ring = rings(*app).at(0);
-    Page page = Page::open(app->pid(), Page::Access::control, pages.path());
+    Page page = Page::open(app->pid(), Page::Access::control);
     auto snap = page.snapshot();
     ASSERT_EQ(snap.slots.size(), 1u);
     EXPECT_EQ(snap.slots[0].mechanism, AMDQP_ACT_MECH_COOP);
@@ -352,7 +348,7 @@ TEST_F(E2e, ForkAndExecChildrenLeaveTheParentsPageAlone) {
         auto snap = page_of(app->pid());
         ASSERT_EQ(snap.slots.size(), 1u);
         EXPECT_EQ(snap.slots[0].doorbells, 2u);
-        EXPECT_EQ(files_in(pages.path()), 1);  // no page of the child left
+        EXPECT_EQ(pages_of(app->pid()), 1u);  // its own, not the child's
         app->send("go\n");
         EXPECT_EQ(app->wait(), 0);
         EXPECT_EQ(lines(app->stderr_text()), 1);
@@ -373,6 +369,21 @@ TEST_F(E2e, ManyThreadsCreatingAndFeedingQueues) {
     EXPECT_EQ(app->wait(), 0);
 }
 
+TEST_F(E2e, MoreQueuesThanTheOldPageHeldAreAllTracked) {
+    // Issue 28: a 4 KiB page held 56 queues; the 57th on were not seen.
+    auto app = start({"--queues", "63", "--packets", "1", "--hold"}, tagged_env());
+    ASSERT_TRUE(app->line_starting("ready")) << app->stderr_text();
+    app->send("go\n");
+    ASSERT_TRUE(app->line_starting("fed"));
+    auto snap = page_of(app->pid());
+    EXPECT_EQ(snap.slots.size(), 63u);
+    EXPECT_EQ(snap.header.untracked, 0u);
+    for (const auto& s : snap.slots)
+        EXPECT_EQ(s.doorbells, 1u);
+    app->send("go\n");
+    EXPECT_EQ(app->wait(), 0);
+}
+
 TEST_F(E2e, LoadedTwiceFromTwoPathsTagsOnce) {
     amdqp_test::TempDir libs;
     std::string copy = libs.path() + "/libamdqp-preload.so";
@@ -386,7 +397,7 @@ TEST_F(E2e, LoadedTwiceFromTwoPathsTagsOnce) {
     ASSERT_TRUE(app->line_starting("ready")) << app->stderr_text();
     app->send("go\n");
     ASSERT_TRUE(app->line_starting("fed"));
-    EXPECT_EQ(files_in(pages.path()), 1);
+    EXPECT_EQ(pages_of(app->pid()), 1u);
     auto snap = page_of(app->pid());
     ASSERT_EQ(snap.slots.size(), 2u);
     for (const auto& s : snap.slots) {

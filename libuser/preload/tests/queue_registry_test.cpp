@@ -28,7 +28,7 @@ using amdqp_test::StderrCatcher;
 
 class RegistryTest : public ::testing::Test {
   protected:
-    RegistryTest() : writer(dir.path()) {
+    RegistryTest() : writer() {
         amdqp::preload::warn_reset_after_fork();  // each test may say its line
         ::setenv("AMDQP_QUIET", "1", 1);          // tests that read the line unset it
     }
@@ -59,8 +59,7 @@ class RegistryTest : public ::testing::Test {
     }
 
     amdqp::activity::Snapshot page() {
-        return amdqp::activity::Page::open(getpid(), amdqp::activity::Page::Access::read,
-                                           dir.path())
+        return amdqp::activity::Page::open(getpid(), amdqp::activity::Page::Access::read)
             .snapshot();
     }
 
@@ -315,7 +314,7 @@ TEST_F(RegistryTest, ClearForgetsEverything) {
 }
 
 TEST_F(RegistryTest, WithoutAPageQueuesAreStillRegistered) {
-    ActivityWriter nowhere("/nonexistent/amdqp");
+    ActivityWriter nowhere(ActivityWriter::never);
     QueueRegistry r(nowhere, link, control, Config{});
     StderrCatcher err;
     r.hsa_queue_created(hsa(0x10000, 0xd000));

@@ -97,8 +97,7 @@ TEST_F(RocprofilerEntry, AsksForTheHsaTableAndInstallsOnce) {
                                           nullptr, 0, 0, &q),
               HSA_STATUS_SUCCESS);
     ASSERT_EQ(q, amdqp_test::g_fake_queue.hsa());
-    auto page =
-        amdqp::activity::Page::open(getpid(), amdqp::activity::Page::Access::read, pages->path());
+    auto page = amdqp::activity::Page::open(getpid(), amdqp::activity::Page::Access::read);
     auto snap = page.snapshot();
     EXPECT_TRUE(snap.header.flags & AMDQP_ACT_F_PRELOAD);
     ASSERT_EQ(snap.slots.size(), 1u);

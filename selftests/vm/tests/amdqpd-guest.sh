@@ -90,9 +90,9 @@ daemon_pid() { cat "$W/amdqpd.pid"; }
 metric() { # metric NAME: its value from the daemon's endpoint
 	wget -q -O - http://127.0.0.1:9464/metrics 2>/dev/null | awk -v m="$1" '$1 == m { print $2 }'
 }
-# listed GPU: the daemon's status file names GPU (in its GPU list or a queue)
+# listed GPU: the daemon's status (asked over its socket) has GPU in its table
 listed() {
-	grep -Eq "\"gpu\":$1[,}]" /dev/shm/amdqpd.status.json 2>/dev/null
+	amdqpctl status 2>/dev/null | sed -n '/^amdqpd:/,$p' | grep -q "^ *$1 "
 }
 unlisted() { ! listed "$1"; }
 # in_status GPU: amdqpctl status shows GPU in the daemon's table
@@ -221,15 +221,16 @@ kill -9 "$LP"
 sleep 1
 check "low-priority process killed mid-suspend: daemon still running" kill -0 "$(daemon_pid)"
 check "and its queue is gone" sh -c "! amdqpctl list --json --pid $LP 2>/dev/null | grep -q queue_id"
-check "status file names one tagged process" \
-	until_ok 3 grep -q '"processes":1' /dev/shm/amdqpd.status.json
+check "its status names one tagged process" \
+	until_ok 3 sh -c "amdqpctl status 2>/dev/null | grep -q 'processes: 1 tagged'"
 
-# 10. SIGTERM: clean stop, status file removed.
+# 10. SIGTERM: clean stop, socket removed.
 kill -TERM "$(daemon_pid)"
 wait "$(daemon_pid)"
 rc=$?
 check "SIGTERM: exit status 0" [ "$rc" = 0 ]
-check "status file removed" [ ! -e /dev/shm/amdqpd.status.json ]
+check "socket removed" [ ! -e /run/amdqpd/amdqpd.sock ]
+check "nothing left in /dev/shm" sh -c "! ls /dev/shm | grep -q amdqp"
 kill -TERM "$HP2" 2>/dev/null
 wait 2>/dev/null
 show "$W/amdqpd.log" "amdqpd log (tail)"

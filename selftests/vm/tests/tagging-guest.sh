@@ -310,7 +310,8 @@ start_app nodev_bg 0 low AMDQP_QUIET=1 HSA_SIM_BACKEND=thread
 bg=$pid
 until_ok 20 started nodev_bg
 check "e) no /dev/amdqp: the tagging layer is loaded in the program" mapped "$bg" libamdqp-preload
-check "e) no /dev/amdqp: its activity page exists" until_ok 5 test -e "/dev/shm/amdqp-act.$bg"
+check "e) no /dev/amdqp: its activity page exists" \
+	until_ok 5 sh -c "ls -l /proc/$bg/fd 2>/dev/null | grep -q 'memfd:amdqp-act'"
 check "e) no /dev/amdqp: amdqpctl list --json shows its queue from the page at priority 2" \
 	list_has "$bg" '"priority": 2([^0-9]|$)'
 stop_app nodev_bg "$bg"

@@ -213,9 +213,10 @@ int run_cli(const std::vector<std::string>& args, Context& ctx, const PreloadSea
         "uses, tagged processes, daemon.");
     status->add_flag("--json", status_opt.json, "One JSON object");
     status->footer(
-        "amdqpd's state (suspend level per GPU, groups, counters) comes from the status file it "
-        "keeps in the runtime folder of the activity pages (AMDQP_RUNTIME_DIR, default "
-        "/dev/shm): running, not running (stale file) or not installed.\n"
+        "amdqpd's state (suspend level per GPU, groups, counters) is asked over its socket "
+        "(AMDQP_RUNTIME_DIR, default /run/amdqpd, /amdqpd.sock; the folder must be root's or "
+        "yours and writable by its owner only): running, not running or not installed. Other "
+        "users' processes are shown to root (or CAP_SYS_ADMIN) only.\n"
         "Exit status: 0 when /dev/amdqp is usable, else 3 (or 4), report printed "
         "either way; never an error for the daemon.");
 

@@ -218,9 +218,14 @@ json coop_json(const Context& ctx, std::uint32_t pid, const act::Snapshot& snap)
     std::uint32_t n = 0;
     for (const auto& s : snap.slots)
         n += s.mechanism == AMDQP_ACT_MECH_COOP;
+    // Queues past the page's last slot are taken off with the rest: they
+    // count, though no slot shows them.
+    const auto untracked =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(snap.header.untracked, UINT32_MAX - n));
     return {{"pid", pid},
             {"comm", or_null(read_process_info(ctx.proc_root, pid).comm)},
-            {"queues", n},
+            {"queues", n + untracked},
+            {"untracked", untracked},
             {"priority", snap.header.priority},
             {"mechanism", "coop"}};
 }
@@ -302,9 +307,7 @@ int cmd_suspend(Context& ctx, const HoldOptions& opt) {
     CoopHolds coop(ctx.err, to_ms(opt.lease));
     for (auto pid : t.coop_pids) {
         try {
-            coop.add(pid, act::Page::open(
-                              static_cast<pid_t>(pid), act::Page::Access::control,
-                              ctx.activity_dir.empty() ? act::default_dir() : ctx.activity_dir));
+            coop.add(pid, act::Page::open(static_cast<pid_t>(pid), act::Page::Access::control));
         } catch (const amdqp::Error& e) {
             ctx.err << "amdqpctl: pid " << pid << ": " << e.what() << '\n';
             status = worse(status, exit_status_for(e.code()));
@@ -418,9 +421,7 @@ int cmd_resume(Context& ctx, const HoldOptions& opt) {
     }
     for (auto pid : t.coop_pids) {
         try {
-            act::Page page =
-                act::Page::open(static_cast<pid_t>(pid), act::Page::Access::control,
-                                ctx.activity_dir.empty() ? act::default_dir() : ctx.activity_dir);
+            act::Page page = act::Page::open(static_cast<pid_t>(pid), act::Page::Access::control);
             act::CoopResult r = page.request_coop(false, to_ms(opt.ack_timeout));
             if (std::string problem = coop_problem(pid, r, false, opt.ack_timeout);
                 !problem.empty()) {

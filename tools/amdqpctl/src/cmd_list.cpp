@@ -46,6 +46,16 @@ int cmd_list(Context& ctx, const ListOptions& opt) {
 
     if (!src.device)
         ctx.err << "amdqpctl: showing activity pages only: " << src.device_error->what() << '\n';
+    // Queues a process has beyond its page's slots: never left out silently.
+    std::uint64_t untracked = 0;
+    for (const auto& tp : src.tagged) {
+        if (!tp.snap.header.untracked || !wanted(pids, static_cast<std::uint32_t>(tp.page.pid())))
+            continue;
+        untracked += tp.snap.header.untracked;
+        ctx.err << "amdqpctl: pid " << tp.page.pid() << " has " << tp.snap.header.untracked
+                << " queue(s) more than its activity page holds (" << AMDQP_ACT_MAX_SLOTS
+                << "): not listed\n";
+    }
 
     if (opt.json) {
         nlohmann::json out = nlohmann::json::array();
@@ -70,6 +80,8 @@ int cmd_list(Context& ctx, const ListOptions& opt) {
         ctx.out << "no queues\n";
     else
         table.print(ctx.out);
+    if (untracked)
+        ctx.out << "untracked: " << untracked << '\n';
     return exit_ok;
 }
 

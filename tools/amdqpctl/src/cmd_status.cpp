@@ -94,9 +94,8 @@ struct DaemonView {
 
 DaemonView inspect_daemon(const Context& ctx) {
     DaemonView v;
-    v.status = read_daemon_status(
-        ctx.activity_dir.empty() ? amdqp::activity::default_dir() : ctx.activity_dir,
-        ctx.proc_root);
+    v.status = read_daemon_status(ctx.runtime_dir.empty() ? amdqp::activity::runtime_dir()
+                                                          : ctx.runtime_dir);
     std::error_code ec;
     if (v.status.liveness == DaemonStatus::Liveness::running)
         v.path = fs::read_symlink(ctx.proc_root + "/" + std::to_string(*v.status.pid) + "/exe", ec)
@@ -137,7 +136,7 @@ json daemon_json(const DaemonView& v) {
             {"path", or_null(v.path)},
             {"state", v.state()},
             {"pid", or_null(st.pid)},
-            {"status_file", st.file},
+            {"socket", st.file},
             {"error", or_null(st.problem)},
             {"order", or_null(st.order)},
             {"device_open", st.reported() ? json(st.device_open) : json()},
@@ -159,7 +158,7 @@ void print_indented(std::ostream& out, const Table& table) {
 
 void print_daemon(std::ostream& out, const DaemonView& v) {
     const DaemonStatus& st = v.status;
-    const std::string unreadable = "status file unreadable: " + st.problem + " (" + st.file + ")";
+    const std::string unreadable = "status unreadable: " + st.problem + " (" + st.file + ")";
     out << "amdqpd: ";
     switch (st.liveness) {
         case DaemonStatus::Liveness::no_file:
@@ -169,7 +168,7 @@ void print_daemon(std::ostream& out, const DaemonView& v) {
                 out << "not running (installed at " << v.path << ")\n";
             return;
         case DaemonStatus::Liveness::stale:
-            out << "not running (stale status file from pid " << *st.pid << ")\n";
+            out << "not running\n";
             return;
         case DaemonStatus::Liveness::unknown:
             out << unreadable << '\n';

@@ -6,6 +6,9 @@
 #ifndef AMDQPCTL_CONTEXT_HPP
 #define AMDQPCTL_CONTEXT_HPP
 
+#include <sys/types.h>
+
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -43,9 +46,12 @@ struct Context {
     std::string device_path = amdqp::default_device_path();
     std::string proc_root = "/proc";
     std::string sys_root = "/sys";
-    // Folder of the activity pages; empty: the library's default
-    // ($AMDQP_RUNTIME_DIR, else /dev/shm).
-    std::string activity_dir;
+    // amdqpd's socket folder; empty: the library's default
+    // ($AMDQP_RUNTIME_DIR, else /run/amdqpd).
+    std::string runtime_dir;
+    // Which processes' pages count (tests: their own only, since pages are
+    // found in every process of the host); empty: all.
+    std::function<bool(pid_t)> page_filter;
     // Folders searched for amdqpd ($PATH in the tool).
     std::string daemon_search_path;
 };

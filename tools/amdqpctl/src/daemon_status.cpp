@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "daemon_status.hpp"
 
+#include <amdqp/activity.hpp>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -156,15 +158,6 @@ void read_report(const json& j, DaemonStatus& st) {
     }
 }
 
-// Only the comm is checked: amdqpd may run as another user, whose /proc
-// entries (exe, status) this one cannot read.
-bool is_amdqpd(const std::string& proc_root, std::uint32_t pid) {
-    std::ifstream in(proc_root + "/" + std::to_string(pid) + "/comm");
-    std::string comm;
-    std::getline(in, comm);
-    return in && comm == "amdqpd";
-}
-
 DaemonStatus unreadable(const std::string& file, std::string why) {
     DaemonStatus st;
     st.file = file;
@@ -176,11 +169,10 @@ DaemonStatus unreadable(const std::string& file, std::string why) {
 }  // namespace
 
 std::string daemon_status_file(const std::string& runtime_dir) {
-    return runtime_dir + "/amdqpd.status.json";
+    return amdqp::activity::socket_path(runtime_dir);
 }
 
-DaemonStatus parse_daemon_status(const std::string& file, const std::string& text,
-                                 const std::string& proc_root) {
+DaemonStatus parse_daemon_status(const std::string& file, const std::string& text) {
     json j;
     try {
         j = json::parse(text);
@@ -202,10 +194,8 @@ DaemonStatus parse_daemon_status(const std::string& file, const std::string& tex
     } catch (const Malformed& e) {
         return unreadable(file, e.what());
     }
-    if (!is_amdqpd(proc_root, *st.pid)) {
-        st.liveness = DaemonStatus::Liveness::stale;
-        return st;
-    }
+    // The answer came over the socket in a directory only root (or this
+    // user) can write: whoever answered is the daemon, whatever its name.
     st.liveness = DaemonStatus::Liveness::running;
     DaemonStatus report = st;
     try {
@@ -217,41 +207,22 @@ DaemonStatus parse_daemon_status(const std::string& file, const std::string& tex
     return report;
 }
 
-DaemonStatus read_daemon_status(const std::string& runtime_dir, const std::string& proc_root) {
+DaemonStatus read_daemon_status(const std::string& runtime_dir) {
     const std::string file = daemon_status_file(runtime_dir);
-    // O_NONBLOCK: a FIFO planted in a shared folder must not hang status.
-    UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
-    if (fd.get() < 0) {
-        if (errno == ENOENT) {
+    std::string text;
+    try {
+        text = amdqp::activity::daemon_status(runtime_dir);
+    } catch (const amdqp::Error& e) {
+        if (e.code() == amdqp::errc::system && e.sys_errno() == ENOENT) {
             DaemonStatus st;
             st.file = file;
             return st;
         }
-        return unreadable(file, std::strerror(errno));
+        return unreadable(file, e.what());
     }
-    struct stat sb;
-    if (::fstat(fd.get(), &sb) < 0)
-        return unreadable(file, std::strerror(errno));
-    if (!S_ISREG(sb.st_mode))
-        return unreadable(file, "not a regular file");
-    if (static_cast<std::uint64_t>(sb.st_size) > kMaxFileBytes)
+    if (text.size() > kMaxFileBytes)
         return unreadable(file, "larger than 16 MiB");
-
-    std::string text;
-    char buf[8192];
-    for (;;) {
-        const ssize_t n = ::read(fd.get(), buf, sizeof(buf));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return unreadable(file, std::strerror(errno));
-        if (n == 0)
-            break;
-        text.append(buf, static_cast<std::size_t>(n));
-        if (text.size() > kMaxFileBytes)
-            return unreadable(file, "larger than 16 MiB");
-    }
-    return parse_daemon_status(file, text, proc_root);
+    return parse_daemon_status(file, text);
 }
 
 }  // namespace amdqpctl

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 //
-// What amdqpd last said about itself and whether it still runs. The daemon
-// rewrites <runtime dir>/amdqpd.status.json every half second and removes
-// it when it stops cleanly; a file left behind names a daemon that died.
+// What amdqpd says about itself, asked over its socket (<runtime dir>/
+// amdqpd.sock, amdqp/activity.hpp: daemon_status). The directory must be
+// root's (or this user's) and writable by its owner only, or amdqpctl does
+// not ask; the daemon shows a caller other users' processes only when the
+// caller is root or has CAP_SYS_ADMIN.
 #ifndef AMDQPCTL_DAEMON_STATUS_HPP
 #define AMDQPCTL_DAEMON_STATUS_HPP
 
@@ -30,16 +32,16 @@ struct DaemonGroup {
 
 struct DaemonStatus {
     enum class Liveness {
-        no_file,  // not running (or not writing where amdqpctl looks)
-        running,  // the pid the file names is an amdqpd
-        stale,    // the pid the file names is gone or is something else
-        unknown,  // the file names no pid amdqpctl could read
+        no_file,  // not running: no socket (or nobody listens on it)
+        running,  // it answered
+        stale,    // (unused: kept for the JSON's "state" names)
+        unknown,  // the answer, or asking, failed (see problem)
     };
 
-    std::string file;
+    std::string file;  // the socket
     Liveness liveness = Liveness::no_file;
     std::optional<std::uint32_t> pid;
-    // Why the file could not be used (what follows "status file
+    // Why the status could not be had (what follows "status
     // unreadable: "); empty when it could.
     std::string problem;
 
@@ -55,17 +57,15 @@ struct DaemonStatus {
     bool reported() const { return liveness == Liveness::running && problem.empty(); }
 };
 
+// The socket in @runtime_dir.
 std::string daemon_status_file(const std::string& runtime_dir);
 
-// Reads the status file in @runtime_dir and checks the pid it names under
-// @proc_root. Never throws for what the file holds: problems end up in
-// DaemonStatus::problem.
-DaemonStatus read_daemon_status(const std::string& runtime_dir, const std::string& proc_root);
+// Asks the daemon listening in @runtime_dir. Never throws: problems end up
+// in DaemonStatus::problem.
+DaemonStatus read_daemon_status(const std::string& runtime_dir);
 
-// The same for a status file's text that is already read (@file only
-// names it).
-DaemonStatus parse_daemon_status(const std::string& file, const std::string& text,
-                                 const std::string& proc_root);
+// The same for an answer that is already read (@file only names where).
+DaemonStatus parse_daemon_status(const std::string& file, const std::string& text);
 
 }  // namespace amdqpctl
 

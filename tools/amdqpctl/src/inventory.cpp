@@ -35,10 +35,10 @@ Sources open_sources(const Context& ctx, act::Page::Access access) {
         src.device_error = e;
     }
     act::ScanOptions scan;
-    if (!ctx.activity_dir.empty())
-        scan.dir = ctx.activity_dir;
     scan.access = access;
     for (auto& page : act::scan(scan).pages) {
+        if (ctx.page_filter && !ctx.page_filter(page.pid()))
+            continue;
         try {
             act::Snapshot snap = page.snapshot();
             src.tagged.push_back({std::move(page), std::move(snap)});

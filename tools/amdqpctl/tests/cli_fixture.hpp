@@ -52,7 +52,9 @@ class CliTest : public ::testing::Test {
         ctx.device_path = fake->path;
         ctx.proc_root = (root_ / "proc").string();
         ctx.sys_root = (root_ / "sys").string();
-        ctx.activity_dir = (root_ / "act").string();
+        ctx.runtime_dir = (root_ / "act").string();
+        // Tests beside this one hold pages too.
+        ctx.page_filter = [](pid_t pid) { return pid == ::getpid(); };
     }
     void TearDown() override { std::filesystem::remove_all(root_); }
 

@@ -6,6 +6,13 @@
 #   cli_test.sh AMDQPCTL PRELOADABLE_LIB CASE     (ctest runs one CASE each)
 set -u
 
+# Activity pages are found in every process of the host: in a pid namespace
+# of its own, this test sees only the processes it starts.
+if [ "${AMDQP_CLI_TEST_NS:-}" != 1 ] && [ "$(id -u)" = 0 ] &&
+	unshare --pid --fork --mount-proc true 2>/dev/null; then
+	AMDQP_CLI_TEST_NS=1 exec unshare --pid --fork --mount-proc "$0" "$@"
+fi
+
 ctl="$1"
 lib="$2"
 case_name="$3"
@@ -78,13 +85,13 @@ status_no_module)
 	grep -q '"available": false' "$tmp/out" || fail "json: module available"
 	;;
 status_daemon)
-	# A real process called amdqpd (a copy of sleep) and the status file a
-	# daemon of that pid would write: running; then killed: stale.
+	# A real process called amdqpd (a copy of sleep), and a stand-in for
+	# the daemon's socket answering with what a daemon of that pid says.
 	cp "$(command -v sleep)" "$tmp/amdqpd"
 	"$tmp/amdqpd" 60 &
 	daemon=$!
-	trap 'kill "$daemon" 2>/dev/null; rm -rf "$tmp"' EXIT
-	cat >"$AMDQP_RUNTIME_DIR/amdqpd.status.json" <<-EOF
+	chmod 0755 "$AMDQP_RUNTIME_DIR"
+	cat >"$tmp/status.json" <<-EOF
 		{"pid":$daemon,"order":"before-doorbell","device_open":false,"processes":1,
 		 "stats":{"suspend_calls":3,"resume_calls":2,"coop_suspends":0,"coop_resumes":0,
 		          "starvation_hits":0,"relapses":0},
@@ -94,6 +101,27 @@ status_daemon)
 		            "queues":[{"gpu":1,"queue":1,"priority":7,"mechanism":"coop",
 		                       "active":false,"group":"tp"}]}]}
 	EOF
+	serve() { # serve FILE: answer status requests on the socket with FILE
+		python3 - "$AMDQP_RUNTIME_DIR/amdqpd.sock" "$1" <<-'EOF' &
+			import os, socket, sys
+			s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+			s.bind(sys.argv[1]); s.listen(4)
+			while True:
+			    c, _ = s.accept()
+			    if c.recv(1) == b"S":
+			        c.sendall(open(sys.argv[2], "rb").read())
+			    c.close()
+		EOF
+		server=$!
+		for _ in $(seq 100); do [ -S "$AMDQP_RUNTIME_DIR/amdqpd.sock" ] && break; sleep 0.05; done
+	}
+	stop_serving() {
+		kill "$server" 2>/dev/null
+		wait "$server" 2>/dev/null
+		rm -f "$AMDQP_RUNTIME_DIR/amdqpd.sock"
+	}
+	trap 'kill "$daemon" "$server" 2>/dev/null; rm -rf "$tmp"' EXIT
+	serve "$tmp/status.json"
 	run_ctl status
 	expect_rc 3
 	grep -qx "amdqpd: running (pid $daemon)" "$tmp/out" || fail "not reported running"
@@ -111,16 +139,20 @@ status_daemon)
 		                      "active_queues": 0}], d
 		assert d["groups"]["tp"]["pids"] == [77] and d["stats"]["suspend_calls"] == 3, d
 	EOF
+	stop_serving
+	# Nobody listens: not running, whatever runs under the name amdqpd.
+	run_ctl status
+	expect_rc 3
+	grep -qx "amdqpd: not running (installed at $tmp/amdqpd)" "$tmp/out" ||
+		grep -qx "amdqpd: not installed" "$tmp/out" || fail "a process named amdqpd believed"
+	printf '{"pid": ' >"$tmp/bad.json"
+	serve "$tmp/bad.json"
+	run_ctl status
+	expect_rc 3
+	grep -q '^amdqpd: status unreadable: not JSON: ' "$tmp/out" || fail "garbage accepted"
+	stop_serving
 	kill "$daemon"
 	wait "$daemon" 2>/dev/null
-	run_ctl status
-	expect_rc 3
-	grep -qx "amdqpd: not running (stale status file from pid $daemon)" "$tmp/out" ||
-		fail "not reported stale"
-	printf '{"pid": ' >"$AMDQP_RUNTIME_DIR/amdqpd.status.json"
-	run_ctl status
-	expect_rc 3
-	grep -q '^amdqpd: status file unreadable: not JSON: ' "$tmp/out" || fail "garbage accepted"
 	expect_err_lines 0
 	;;
 run_exit_status)

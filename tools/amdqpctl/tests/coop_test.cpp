@@ -35,11 +35,13 @@ std::atomic_ref<T> at(T& field) {
 
 class CoopProcess {
   public:
-    CoopProcess(const std::string& dir, std::uint32_t gpu_id, std::uint32_t priority) {
-        path_ = dir + "/amdqp-act." + std::to_string(::getpid());
-        fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        EXPECT_GE(fd_, 0) << path_;
+    // This process's page, made as the tagging layer makes it (a sealed
+    // memfd it holds).
+    CoopProcess(std::uint32_t gpu_id, std::uint32_t priority) {
+        fd_ = ::memfd_create(AMDQP_ACT_MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        EXPECT_GE(fd_, 0);
         EXPECT_EQ(::ftruncate(fd_, sizeof(amdqp_act_page)), 0);
+        EXPECT_EQ(::fcntl(fd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
         void* p =
             ::mmap(nullptr, sizeof(amdqp_act_page), PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
         EXPECT_NE(p, MAP_FAILED);
@@ -71,7 +73,6 @@ class CoopProcess {
             acker_.join();
         ::munmap(page_, sizeof(amdqp_act_page));
         ::close(fd_);
-        ::unlink(path_.c_str());
     }
 
     // Carries out every request, as a tagging layer would.
@@ -136,7 +137,7 @@ class Coop : public CliTest {
 };
 
 TEST_F(Coop, ListShowsPageOnlyQueues) {
-    CoopProcess proc(ctx.activity_dir, 1, 2);
+    CoopProcess proc(1, 2);
     ASSERT_EQ(run({"list", "--json"}), exit_ok) << err.str();
     json rows = json::parse(out.str());
     ASSERT_EQ(rows.size(), 3u);
@@ -156,7 +157,7 @@ TEST_F(Coop, ListShowsPageOnlyQueues) {
 }
 
 TEST_F(Coop, ListWithoutTheModuleStillShowsThem) {
-    CoopProcess proc(ctx.activity_dir, 1, 2);
+    CoopProcess proc(1, 2);
     fake->present = false;
     ASSERT_EQ(run({"list"}), exit_ok) << err.str();
     EXPECT_NE(out.str().find("coop"), std::string::npos);
@@ -164,7 +165,7 @@ TEST_F(Coop, ListWithoutTheModuleStillShowsThem) {
 }
 
 TEST_F(Coop, SuspendByPidHoldsAndReleases) {
-    CoopProcess proc(ctx.activity_dir, 1, 2);
+    CoopProcess proc(1, 2);
     proc.start_acking();
     std::uint32_t during = 0;
     waiter.on_wait = [&](int, int) {
@@ -183,7 +184,7 @@ TEST_F(Coop, SuspendByPidHoldsAndReleases) {
 }
 
 TEST_F(Coop, SuspendBelowReachesBothMechanisms) {
-    CoopProcess proc(ctx.activity_dir, 1, 2);
+    CoopProcess proc(1, 2);
     fake->add_queue(5151, 1, 0x7f0000002000, 2);
     proc.start_acking();
     bool both = false;
@@ -199,21 +200,20 @@ TEST_F(Coop, SuspendBelowReachesBothMechanisms) {
 }
 
 TEST_F(Coop, NoAckIsReportedAndTheRequestTakenBack) {
-    CoopProcess proc(ctx.activity_dir, 1, 2);
+    CoopProcess proc(1, 2);
     EXPECT_EQ(run({"suspend", me, "--ack-timeout", "0.05", "--for", "0"}), exit_error);
     EXPECT_NE(err.str().find("did not acknowledge"), std::string::npos) << err.str();
     EXPECT_EQ(proc.requested(), 0u);
 }
 
 TEST_F(Coop, ResumeLiftsALeftoverRequest) {
-    CoopProcess proc(ctx.activity_dir, 1, 2);
+    CoopProcess proc(1, 2);
     proc.start_acking();
     // A suspend whose amdqpctl was killed, within its lease: the request
     // still stands.
     waiter.on_wait = [&](int, int) { return WaitResult::stop; };
     {
-        auto page = amdqp::activity::Page::open(::getpid(), amdqp::activity::Page::Access::control,
-                                                ctx.activity_dir);
+        auto page = amdqp::activity::Page::open(::getpid(), amdqp::activity::Page::Access::control);
         ASSERT_TRUE(page.request_coop(true, std::chrono::seconds(5)).acked);
     }
     ASSERT_EQ(proc.state(), AMDQP_ACT_COOP_SUSPENDED);
@@ -225,7 +225,7 @@ TEST_F(Coop, ResumeLiftsALeftoverRequest) {
 }
 
 TEST_F(Coop, SuspendRenewsTheLeaseWhileHolding) {
-    CoopProcess proc(ctx.activity_dir, 1, 2);
+    CoopProcess proc(1, 2);
     proc.start_acking();
     std::vector<int> timeouts;
     std::vector<std::uint64_t> leases;
@@ -256,7 +256,7 @@ TEST_F(Coop, SuspendRenewsTheLeaseWhileHolding) {
 TEST_F(Coop, LapsedLeaseIsAskedForAgain) {
     // amdqpctl was stopped (Ctrl-Z) for longer than the lease: the process
     // resumed on its own; amdqpctl, running again, suspends it again.
-    CoopProcess proc(ctx.activity_dir, 1, 2);
+    CoopProcess proc(1, 2);
     proc.start_acking();
     int waits = 0;
     bool again = false;
@@ -276,14 +276,14 @@ TEST_F(Coop, LapsedLeaseIsAskedForAgain) {
 }
 
 TEST_F(Coop, ReplacedSuspensionIsLeftToTheLaterRequest) {
-    CoopProcess proc(ctx.activity_dir, 1, 2);
+    CoopProcess proc(1, 2);
     proc.start_acking();
     int waits = 0;
     waiter.on_wait = [&](int, int) {
         if (++waits == 1) {
             // amdqpctl resume from another terminal.
-            auto page = amdqp::activity::Page::open(
-                ::getpid(), amdqp::activity::Page::Access::control, ctx.activity_dir);
+            auto page =
+                amdqp::activity::Page::open(::getpid(), amdqp::activity::Page::Access::control);
             EXPECT_TRUE(page.request_coop(false, std::chrono::seconds(5)).acked);
             return WaitResult::timeout;
         }
@@ -296,7 +296,7 @@ TEST_F(Coop, ReplacedSuspensionIsLeftToTheLaterRequest) {
 }
 
 TEST_F(Coop, LeaseUsage) {
-    CoopProcess proc(ctx.activity_dir, 1, 2);
+    CoopProcess proc(1, 2);
     for (const char* bad : {"0", "-1", "inf", "soon"})
         EXPECT_EQ(run({"suspend", me, "--lease", bad}), exit_usage) << bad;
     EXPECT_EQ(run({"resume", me, "--lease", "1"}), exit_usage);
@@ -304,14 +304,14 @@ TEST_F(Coop, LeaseUsage) {
 }
 
 TEST_F(Coop, PriorityCannotChangeCooperativeQueues) {
-    CoopProcess proc(ctx.activity_dir, 1, 2);
+    CoopProcess proc(1, 2);
     EXPECT_EQ(run({"priority", me, "high"}), exit_error);
     EXPECT_NE(err.str().find("restart it with amdqpctl run --priority high"), std::string::npos)
         << err.str();
 }
 
 TEST_F(Coop, StatusReportsTheMechanismPerDevice) {
-    CoopProcess proc(ctx.activity_dir, 3, 2);
+    CoopProcess proc(3, 2);
     ASSERT_EQ(run({"status", "--json"}), exit_ok) << err.str();
     json s = json::parse(out.str());
     ASSERT_EQ(s["devices"].size(), 2u);

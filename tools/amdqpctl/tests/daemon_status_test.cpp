@@ -1,10 +1,21 @@
 // SPDX-License-Identifier: MIT
 //
-// amdqpctl status reporting amdqpd from hand-written status files; the
-// fake /proc decides whether the pid a file names is an amdqpd.
+// amdqpctl status reporting amdqpd from hand-written answers of a stand-in
+// for its socket.
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+#include <amdqp/activity.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_fixture.hpp"
@@ -37,6 +48,53 @@ const char* const kStatus = R"({
   ]
 })";
 
+// amdqpd's socket as amdqpctl sees it: answers every status request with
+// @text and closes.
+class StatusServer {
+  public:
+    StatusServer(const std::string& dir, std::string text) : text_(std::move(text)) {
+        std::filesystem::create_directories(dir);
+        ::chmod(dir.c_str(), 0755);
+        listen_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_un addr = {};
+        addr.sun_family = AF_UNIX;
+        path_ = dir + "/amdqpd.sock";
+        ::unlink(path_.c_str());
+        std::strncpy(addr.sun_path, path_.c_str(), sizeof(addr.sun_path) - 1);
+        EXPECT_EQ(::bind(listen_, reinterpret_cast<struct sockaddr*>(&addr), sizeof(addr)), 0);
+        EXPECT_EQ(::listen(listen_, 8), 0);
+        stop_ = ::eventfd(0, EFD_CLOEXEC);
+        thread_ = std::thread([this] { run(); });
+    }
+    ~StatusServer() {
+        const std::uint64_t one = 1;
+        (void)!::write(stop_, &one, sizeof(one));
+        thread_.join();
+        ::close(stop_);
+        ::close(listen_);
+        ::unlink(path_.c_str());
+    }
+
+  private:
+    void run() {
+        for (;;) {
+            struct pollfd fds[2] = {{stop_, POLLIN, 0}, {listen_, POLLIN, 0}};
+            if (::poll(fds, 2, -1) < 0 || fds[0].revents)
+                return;
+            int c = ::accept4(listen_, nullptr, nullptr, SOCK_CLOEXEC);
+            if (c < 0)
+                continue;
+            char req = 0;
+            if (::read(c, &req, 1) == 1 && req == AMDQP_DAEMON_MSG_STATUS)
+                (void)!::write(c, text_.data(), text_.size());
+            ::close(c);
+        }
+    }
+    std::string text_, path_;
+    int listen_ = -1, stop_ = -1;
+    std::thread thread_;
+};
+
 class DaemonStatusTest : public CliTest {
   protected:
     void SetUp() override {
@@ -44,7 +102,11 @@ class DaemonStatusTest : public CliTest {
         fake->add_gpu(1);
     }
 
-    void write_status(const std::string& text) { write_file("act/amdqpd.status.json", text); }
+    void write_status(const std::string& text) {
+        server_.reset();
+        server_ = std::make_unique<StatusServer>(ctx.runtime_dir, text);
+    }
+    std::unique_ptr<StatusServer> server_;
 
     json status_json() {
         EXPECT_EQ(run({"status", "--json"}), exit_ok) << err.str();
@@ -78,7 +140,7 @@ TEST_F(DaemonStatusTest, NoFileAndNothingInstalled) {
     EXPECT_TRUE(d["pid"].is_null());
     EXPECT_TRUE(d["order"].is_null());
     EXPECT_EQ(d["gpus"], json::array());
-    EXPECT_EQ(d["status_file"], ctx.activity_dir + "/amdqpd.status.json");
+    EXPECT_EQ(d["socket"], ctx.runtime_dir + "/amdqpd.sock");
     EXPECT_TRUE(contains(status_text(), "\namdqpd: not installed\n")) << out.str();
 }
 
@@ -150,22 +212,24 @@ TEST_F(DaemonStatusTest, RunningDaemonWithoutGpusOrGroups) {
     EXPECT_TRUE(contains(text, "  GPUs: none\n  groups: none\n")) << text;
 }
 
-TEST_F(DaemonStatusTest, StaleWhenThePidIsGoneOrAnotherProgram) {
-    write_status(kStatus);
+TEST_F(DaemonStatusTest, AProcessNamedAmdqpdIsNotADaemon) {
+    // Issue 25 finding 9: amdqpctl believed any status file whose pid was a
+    // process named amdqpd. Only the socket in the trusted folder answers
+    // now: a look-alike process with a planted file says nothing.
+    add_process(4242, "amdqpd", "/");
+    write_file("act/amdqpd.status.json", kStatus);
     json d = status_json();
-    EXPECT_EQ(d["state"], "stale");
-    EXPECT_EQ(d["pid"], 4242);
-    // A dead daemon's suspend levels describe nothing now.
-    EXPECT_TRUE(d["order"].is_null());
-    EXPECT_EQ(d["gpus"], json::array());
-    EXPECT_TRUE(d["stats"].is_null());
-    EXPECT_TRUE(contains(status_text(), "amdqpd: not running (stale status file from pid 4242)\n"))
-        << out.str();
-    EXPECT_FALSE(contains(out.str(), "SUSPEND-BELOW"));
+    EXPECT_EQ(d["state"], "not installed");
+    EXPECT_TRUE(d["pid"].is_null());
+}
 
-    // The pid reused by something else.
-    add_process(4242, "bash", "/");
-    EXPECT_EQ(status_json()["state"], "stale");
+TEST_F(DaemonStatusTest, AFolderOthersCanWriteToIsNotAsked) {
+    write_status(kStatus);
+    ASSERT_EQ(::chmod(ctx.runtime_dir.c_str(), 0777), 0);
+    json d = status_json();
+    EXPECT_EQ(d["state"], "unknown");
+    EXPECT_TRUE(contains(d["error"].get<std::string>(), "writable by others")) << d;
+    EXPECT_TRUE(d["order"].is_null());
 }
 
 TEST_F(DaemonStatusTest, UnreadableFileNeverFailsTheCommand) {
@@ -190,8 +254,8 @@ TEST_F(DaemonStatusTest, UnreadableFileNeverFailsTheCommand) {
         EXPECT_TRUE(d["pid"].is_null()) << c.text;
         EXPECT_TRUE(d["error"].get<std::string>().starts_with(c.why)) << c.text << ": " << d;
         const std::string text = status_text();
-        EXPECT_TRUE(contains(text, "amdqpd: status file unreadable: " + c.why)) << text;
-        EXPECT_TRUE(contains(text, "(" + ctx.activity_dir + "/amdqpd.status.json)\n")) << text;
+        EXPECT_TRUE(contains(text, "amdqpd: status unreadable: " + c.why)) << text;
+        EXPECT_TRUE(contains(text, "(" + ctx.runtime_dir + "/amdqpd.sock)\n")) << text;
     }
 }
 
@@ -221,43 +285,39 @@ TEST_F(DaemonStatusTest, MalformedReportOfARunningDaemon) {
         EXPECT_TRUE(d["order"].is_null()) << c.text;
         EXPECT_TRUE(d["error"].get<std::string>().starts_with(c.why)) << c.text << ": " << d;
         const std::string text = status_text();
-        EXPECT_TRUE(
-            contains(text, "amdqpd: running (pid 4242)\n  status file unreadable: " + c.why))
+        EXPECT_TRUE(contains(text, "amdqpd: running (pid 4242)\n  status unreadable: " + c.why))
             << text;
         EXPECT_FALSE(contains(text, "  order: ")) << text;
     }
 }
 
-TEST_F(DaemonStatusTest, NotARegularFile) {
+TEST_F(DaemonStatusTest, AFifoInPlaceOfTheSocketDoesNotHang) {
     namespace fs = std::filesystem;
-    const fs::path file = fs::path(ctx.activity_dir) / "amdqpd.status.json";
-    fs::create_directory(file);
-    EXPECT_EQ(status_json()["error"], "not a regular file");
-    fs::remove(file);
-    // A FIFO would block a plain open() until a writer came.
+    fs::create_directories(ctx.runtime_dir);
+    const fs::path file = fs::path(ctx.runtime_dir) / "amdqpd.sock";
     ASSERT_EQ(::mkfifo(file.c_str(), 0600), 0);
-    EXPECT_EQ(status_json()["error"], "not a regular file");
+    EXPECT_EQ(status_json()["state"], "not installed");
 }
 
-TEST_F(DaemonStatusTest, RuntimeDirFromTheEnvironmentLikeTheActivityPages) {
+TEST_F(DaemonStatusTest, RuntimeDirFromTheEnvironment) {
     add_process(4242, "amdqpd", "/");
     write_status(kStatus);
-    const std::string dir = ctx.activity_dir;
-    ctx.activity_dir.clear();
+    const std::string dir = ctx.runtime_dir;
+    ctx.runtime_dir.clear();
     ::setenv("AMDQP_RUNTIME_DIR", dir.c_str(), 1);
     json d = status_json();
     ::unsetenv("AMDQP_RUNTIME_DIR");
     EXPECT_EQ(d["state"], "running");
-    EXPECT_EQ(d["status_file"], dir + "/amdqpd.status.json");
+    EXPECT_EQ(d["socket"], dir + "/amdqpd.sock");
 }
 
 TEST_F(DaemonStatusTest, ReadDirectly) {
-    DaemonStatus st = read_daemon_status(ctx.activity_dir, ctx.proc_root);
+    DaemonStatus st = read_daemon_status(ctx.runtime_dir);
     EXPECT_EQ(st.liveness, DaemonStatus::Liveness::no_file);
     EXPECT_FALSE(st.pid);
 
     add_process(4242, "amdqpd", "/");
-    st = parse_daemon_status("f", kStatus, ctx.proc_root);
+    st = parse_daemon_status("f", kStatus);
     EXPECT_EQ(st.liveness, DaemonStatus::Liveness::running);
     EXPECT_TRUE(st.reported());
     ASSERT_EQ(st.gpus.size(), 2u);

@@ -5,11 +5,25 @@
  * the policy (amdqpd, amdqpctl). Submissions cost a few plain stores into
  * it, never a syscall.
  *
- * Where: a file named AMDQP_ACT_PREFIX<pid> (pid as the process sees
- * itself) in AMDQP_ACT_DIR (default /dev/shm; $AMDQP_RUNTIME_DIR overrides
- * it), mode 0600, owned by the process's user. The process creates it at
- * its first tagged queue or hint and unlinks it at exit; a reader drops a
- * file whose @pid is dead or whose @start_time does not match (pid reuse).
+ * Where: an anonymous memory file (memfd_create(2), name "amdqp-act",
+ * AMDQP_ACT_MEMFD_NAME) that the process creates at its first tagged queue
+ * or hint, sizes once to AMDQP_ACT_PAGE_SIZE and seals (F_SEAL_SHRINK,
+ * F_SEAL_GROW, F_SEAL_SEAL) before anyone else can map it, and keeps open
+ * until it exits or execs (close-on-exec). It has no name in any directory:
+ * nobody can pre-create, replace or truncate it, and it is gone with its
+ * last reference, so a process killed by SIGKILL or the OOM killer leaves
+ * nothing behind. Readers find it among the process's open files: the link
+ * /proc/PID/fd/N reads "/memfd:amdqp-act (deleted)" and is opened through
+ * that path, which the kernel allows to the process's own user and root
+ * (ptrace read access). Before mapping or reading a page a reader checks
+ * that it is a regular file with SHRINK and GROW sealed and the size of a
+ * page, and caps every count it reads at the ABI's maximum.
+ *
+ * Limit: a page holds AMDQP_ACT_MAX_SLOTS (1016) queues. A process with
+ * more tags the rest all the same but cannot show them to readers: it
+ * counts them in @untracked, says so once on stderr, and amdqpctl list
+ * prints "untracked: N" for it, so no reader reports fewer queues than
+ * the process has without saying so.
  *
  * ABI rules: fixed layout (static asserts in activity_test), little
  * endian, naturally aligned. @version changes only when a field changes
@@ -49,13 +63,29 @@ extern "C" {
 
 #define AMDQP_ACT_MAGIC 0x41435451u /* "QTCA" read as bytes */
 #define AMDQP_ACT_VERSION 1u
-#define AMDQP_ACT_VERSION_MINOR 2u /* 1: coop_lease_ns, coop_expired; 2: ctl_*, busy_*, holds */
-#define AMDQP_ACT_WAKE_NAME "amdqpd.wake" /* the controller's wake word, in AMDQP_ACT_DIR */
-#define AMDQP_ACT_DIR "/dev/shm"
-#define AMDQP_ACT_PREFIX "amdqp-act."
-#define AMDQP_ACT_PAGE_SIZE 4096u
-#define AMDQP_ACT_MAX_SLOTS 56u
+/* minor 1: coop_lease_ns, coop_expired; 2: ctl_*, busy_*, holds; 3: memfd, 64 KiB, untracked */
+#define AMDQP_ACT_VERSION_MINOR 3u
+#define AMDQP_ACT_MEMFD_NAME "amdqp-act" /* memfd_create(2) name of a page */
+/* What readlink(2) of /proc/PID/fd/N gives for a page */
+#define AMDQP_ACT_MEMFD_LINK "/memfd:" AMDQP_ACT_MEMFD_NAME " (deleted)"
+#define AMDQP_ACT_PAGE_SIZE 65536u
+#define AMDQP_ACT_MAX_SLOTS 1016u /* (AMDQP_ACT_PAGE_SIZE - header) / slot */
 #define AMDQP_ACT_GROUP_LEN 32u
+
+/*
+ * amdqpd's socket (a unix stream socket in a root-owned directory): a
+ * process registers its page by sending AMDQP_DAEMON_MSG_REGISTER with the
+ * page fd (SCM_RIGHTS); the connection then carries its wakes
+ * (AMDQP_DAEMON_MSG_WAKE, one byte each, never answered). A client sends
+ * AMDQP_DAEMON_MSG_STATUS on a connection of its own and reads the JSON
+ * status until the daemon closes it. The daemon knows the peer by
+ * SO_PEERCRED, never by what it sends.
+ */
+#define AMDQP_DAEMON_DIR "/run/amdqpd"
+#define AMDQP_DAEMON_SOCKET "amdqpd.sock"
+#define AMDQP_DAEMON_MSG_REGISTER 'R'
+#define AMDQP_DAEMON_MSG_WAKE 'W'
+#define AMDQP_DAEMON_MSG_STATUS 'S'
 
 /* amdqp_act_header.flags */
 #define AMDQP_ACT_F_COOP (1u << 0)    /* can take its own queues off */
@@ -157,9 +187,9 @@ struct amdqp_act_slot {
  * @ctl_flags: written by a controller: AMDQP_ACT_CTL_*, 0 when none runs.
  *	With WAKE, a doorbell store that finds its queue idle (read index at
  *	the slot's previous @write_index) or a hint that opens while none was
- *	open increments @busy_seq, then the word at offset 0 of the wake file
- *	(AMDQP_ACT_WAKE_NAME next to the page, made by the controller) and
- *	wakes it (FUTEX_WAKE); nothing is done on other doorbells. With HOLD
+ *	open increments @busy_seq and wakes the controller through the
+ *	process's own connection to it (amdqpd's socket, userspace.rst);
+ *	nothing is done on other doorbells. With HOLD
  *	as well, the store then waits until @busy_ack reaches that @busy_seq
  *	or @ctl_hold_us passed, and only then reaches the hardware: the
  *	controller acks after it suspended what the new work outranks.
@@ -173,6 +203,8 @@ struct amdqp_act_slot {
  *	which it promises to ack; moved forward while it runs. A process never
  *	holds a doorbell past it, so a controller that died costs nothing
  *	once its promise ran out.
+ * @untracked: written by the process: its queues that found no free slot
+ *	(tagged, but not visible in the page); 0 normally
  * @reserved: zero
  */
 struct amdqp_act_header {
@@ -207,10 +239,11 @@ struct amdqp_act_header {
     uint64_t holds;
     uint64_t hold_timeouts;
     uint64_t ctl_alive_ns;
-    uint64_t reserved[40];
+    uint64_t untracked;
+    uint64_t reserved[39];
 };
 
-/** struct amdqp_act_page - the whole page */
+/** struct amdqp_act_page - the whole page (AMDQP_ACT_PAGE_SIZE bytes) */
 struct amdqp_act_page {
     struct amdqp_act_header hdr;
     struct amdqp_act_slot slots[AMDQP_ACT_MAX_SLOTS];

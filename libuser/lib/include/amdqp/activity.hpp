@@ -10,15 +10,19 @@
 // stops therefore leaves nothing suspended for more than one lease after
 // its last renewal.
 //
-// Readers never dereference the shared mapping: a page is read with pread(2)
-// into a snapshot and the controller's fields are written with pwrite(2), so
-// that a process that truncates its page cannot crash a reader with SIGBUS
-// (a root daemon reads files unprivileged users made). A controller maps the
-// page only for the futex address it wakes the process and waits for the ack
-// on.
+// Pages are sealed memfds a process keeps open (amdqp/activity.h); a reader
+// finds them at /proc/PID/fd/N and opens them through that link, which the
+// kernel allows to the process's user and root only. Before it reads, a
+// reader checks the seals (no shrinking: no SIGBUS; no growing) and the
+// size; every count it reads is capped at the ABI's maximum, and a
+// snapshot reads the slots in use only, so that a hostile page costs a
+// reader no more than an honest full one. Readers read with pread(2) into a
+// snapshot and write the controller's fields with pwrite(2); a controller
+// maps the header only for the futex addresses it wakes the process and
+// waits for the ack on.
 //
-// A reader must run in the writer's pid namespace and see its page
-// directory (AMDQP_RUNTIME_DIR, default /dev/shm).
+// A reader must run in the writer's pid namespace (the header's pid is
+// compared with the /proc one).
 #ifndef AMDQP_ACTIVITY_HPP
 #define AMDQP_ACTIVITY_HPP
 
@@ -39,26 +43,39 @@
 
 namespace amdqp::activity {
 
-// Where pages live: $AMDQP_RUNTIME_DIR when set and not empty, else
-// AMDQP_ACT_DIR.
-AMDQP_API std::string default_dir();
-// DIR/amdqp-act.PID
-AMDQP_API std::string page_path(pid_t pid, const std::string& dir = default_dir());
+// amdqpd's runtime directory, where its socket is: $AMDQP_RUNTIME_DIR
+// (read with secure_getenv: ignored in set-id programs) when set and not
+// empty, else AMDQP_DAEMON_DIR.
+AMDQP_API std::string runtime_dir();
+// DIR/AMDQP_DAEMON_SOCKET
+AMDQP_API std::string socket_path(const std::string& dir = runtime_dir());
+// Whether @dir may hold a socket this process trusts with its page or its
+// status questions: a real directory (no symlink) owned by root or by this
+// process's user, writable by its owner only. Empty if so, else why not.
+AMDQP_API std::string untrusted_dir_reason(const std::string& dir);
+// amdqpd's status (JSON text; the daemon leaves out other users' processes
+// unless the caller is root or has CAP_SYS_ADMIN), asked over its socket
+// in @dir. Throws Error(errc::permission) when @dir is not trusted,
+// Error(errc::system) otherwise: sys_errno() ENOENT when no daemon listens
+// there, ETIMEDOUT when it did not answer in @timeout.
+AMDQP_API std::string daemon_status(
+    const std::string& dir = runtime_dir(),
+    std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
 
 // Why a page is not (or no longer) usable.
 enum class Problem {
     none,
-    not_a_page,     // no such file, not a regular file, or the name is not ours
+    not_a_page,     // no such page, not a regular file, not sealed, or the path is not ours
     unreadable,     // open/read failed (errno in the message)
-    foreign_owner,  // the file's owner is not the process's user: spoofed
+    foreign_owner,  // (unused since pages are memfds; kept for the ABI of problem_name)
     too_small,      // shorter than the header says, or than this reader knows
     bad_magic,      // another format
     bad_version,    // another AMDQP_ACT_VERSION
-    bad_layout,     // slot size, slot count or num_slots out of bounds
-    pid_mismatch,   // header pid differs from the file name's
+    bad_layout,     // slot size, slot count (> AMDQP_ACT_MAX_SLOTS) or num_slots out of bounds
+    pid_mismatch,   // header pid differs from the process's
     dead,           // the process is gone
     pid_reused,     // a different process has the pid now (start time differs)
-    replaced,       // the process exec'd: it no longer maps its page
+    replaced,       // the process exec'd: it no longer holds its page
 };
 AMDQP_API const char* problem_name(Problem problem) noexcept;
 
@@ -132,6 +149,10 @@ enum class Lease {
     replaced,  // a later request (another controller, a resume) took its place
 };
 
+struct ScanOptions;
+struct ScanResult;
+AMDQP_API ScanResult scan(const ScanOptions& options);
+
 // A mapped activity page of one process.
 class AMDQP_API Page {
   public:
@@ -140,12 +161,15 @@ class AMDQP_API Page {
         control,  // also cooperative requests (needs write access)
     };
 
-    // Opens and validates DIR/amdqp-act.PID (format and owner; not
-    // liveness: see liveness()). Throws PageError.
-    static Page open(pid_t pid, Access access = Access::read,
-                     const std::string& dir = default_dir());
-    // The same for a file whose name is amdqp-act.PID.
+    // Opens and validates the page process @pid holds (format and seals;
+    // not liveness: see liveness()). Throws PageError.
+    static Page open(pid_t pid, Access access = Access::read);
+    // The same for one fd of it: "/proc/PID/fd/N".
     static Page open_path(const std::string& path, Access access = Access::read);
+    // The same for a page fd process @pid handed over (amdqpd's socket; the
+    // pid comes from the connection, never from the page): takes @fd.
+    // @start_time is the process's, read by the caller when it took the fd.
+    static Page adopt(pid_t pid, int fd, Access access, std::uint64_t start_time);
 
     Page(Page&& other) noexcept;
     Page& operator=(Page&& other) noexcept;
@@ -154,6 +178,8 @@ class AMDQP_API Page {
     ~Page();
 
     pid_t pid() const noexcept { return pid_; }
+    // Identity of the page (one memfd may be open in several processes).
+    ino_t inode() const noexcept { return ino_; }
     const std::string& path() const noexcept { return path_; }
     std::uint64_t start_time() const noexcept { return start_time_; }
 
@@ -210,6 +236,9 @@ class AMDQP_API Page {
   private:
     Page(std::string path, pid_t pid, int fd, std::uint64_t start_time, dev_t dev, ino_t ino,
          Access access);
+    static Page from_fd(pid_t pid, int fd, Access access, const std::string& path, int owner_fd,
+                        std::optional<std::uint64_t> start_time);
+    friend ScanResult scan(const ScanOptions& options);
     void reset() noexcept;
     void read_header(amdqp_act_header& out) const;
     void require_control() const;
@@ -229,59 +258,26 @@ class AMDQP_API Page {
     dev_t dev_ = 0;
     ino_t ino_ = 0;
     Access access_ = Access::read;
-};
-
-// The controller's end of the wake channel: a word in DIR/amdqpd.wake
-// (AMDQP_ACT_WAKE_NAME) that processes asked for it (AMDQP_ACT_CTL_WAKE)
-// increment and FUTEX_WAKE when a queue of theirs goes from idle to busy,
-// so that the controller can sleep until then instead of sampling. The file
-// is world-writable on purpose: any process may wake the controller, which
-// costs it one look at the pages and nothing else.
-class AMDQP_API WakeChannel {
-  public:
-    // Makes DIR/amdqpd.wake, or takes over the one a previous run of this
-    // user left (processes keep theirs mapped across a controller restart);
-    // a file of another owner, or not a regular file, is replaced. Throws
-    // Error(errc::system) when it cannot.
-    static WakeChannel create(const std::string& dir = default_dir());
-
-    WakeChannel(WakeChannel&& other) noexcept;
-    WakeChannel& operator=(WakeChannel&& other) noexcept;
-    WakeChannel(const WakeChannel&) = delete;
-    WakeChannel& operator=(const WakeChannel&) = delete;
-    ~WakeChannel();
-
-    const std::string& path() const noexcept { return path_; }
-    // The word now: read it before looking at the pages, then wait() on it.
-    std::uint32_t value() const noexcept;
-    // Sleeps until the word is no longer @seen, @timeout passed or a signal
-    // arrived; returns whether it changed.
-    bool wait(std::uint32_t seen, std::chrono::nanoseconds timeout) const noexcept;
-    // What a process does (tests; waking the controller's own loop).
-    void wake() noexcept;
-
-  private:
-    WakeChannel(std::string path, std::uint32_t* word) : path_(std::move(path)), word_(word) {}
-    std::string path_;
-    std::uint32_t* word_ = nullptr;
+    int owner_fd_ = -1;     // N of /proc/PID/fd/N where it was found, -1 if handed over
+    std::size_t size_ = 0;  // sealed size
 };
 
 struct ScanOptions {
-    std::string dir = default_dir();
     Page::Access access = Page::Access::read;
-    // Unlink pages of dead, reused or replaced processes (when this reader
-    // may: same user, or root).
-    bool drop_stale = false;
 };
 
 struct ScanResult {
     std::vector<Page> pages;                               // live and valid
     std::vector<std::pair<std::string, Problem>> skipped;  // path, why
-    unsigned dropped = 0;                                  // stale files unlinked
 };
 
-// Every page in the directory, validated, with liveness checked.
-AMDQP_API ScanResult scan(const ScanOptions& options = {});
+// Every page this reader may open (its user's processes; every process for
+// root), found through /proc/*/fd, validated, with liveness checked; each
+// page once. Nothing is ever left to clean up: a page dies with its process.
+AMDQP_API ScanResult scan(const ScanOptions& options);
+inline ScanResult scan() {
+    return scan(ScanOptions{});
+}
 
 }  // namespace amdqp::activity
 
