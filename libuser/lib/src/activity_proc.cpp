@@ -87,6 +87,34 @@ std::optional<std::uint64_t> parse_start_time(std::string_view stat) {
     return value;
 }
 
+bool status_text_has_ns_pid(std::string_view status, std::uint32_t ns_pid) {
+    constexpr std::string_view key = "NSpid:";
+    std::size_t at = status.find(key);
+    if (at != 0)
+        at = status.find("\n" + std::string(key));
+    if (at == std::string_view::npos)
+        return false;
+    std::string_view rest = status.substr(status.find(key, at) + key.size());
+    rest = rest.substr(0, rest.find('\n'));
+    while (!rest.empty()) {
+        const std::size_t b = rest.find_first_not_of(" \t");
+        if (b == std::string_view::npos)
+            break;
+        rest.remove_prefix(b);
+        const std::size_t e = std::min(rest.find_first_of(" \t"), rest.size());
+        std::uint64_t v = 0;
+        if (parse_number(rest.substr(0, e), v) && v == ns_pid)
+            return true;
+        rest.remove_prefix(e);
+    }
+    return false;
+}
+
+bool proc_has_ns_pid(pid_t pid, std::uint32_t ns_pid) {
+    auto text = read_small_file(proc_path(pid, "status"));
+    return text && status_text_has_ns_pid(*text, ns_pid);
+}
+
 std::optional<std::uint64_t> proc_start_time(pid_t pid) {
     auto text = read_small_file(proc_path(pid, "stat"));
     if (!text)

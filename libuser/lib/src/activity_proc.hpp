@@ -23,6 +23,14 @@ std::optional<std::uint64_t> proc_start_time(pid_t pid);
 // Parses the text of a /proc/PID/stat file.
 std::optional<std::uint64_t> parse_start_time(std::string_view stat);
 
+// Whether @ns_pid is one of PID's pids in the pid namespaces it is in (the
+// NSpid line of /proc/PID/status: a process in a container writes the pid
+// it sees, its innermost one, into its page). @pid 0: this process.
+bool proc_has_ns_pid(pid_t pid, std::uint32_t ns_pid);
+
+// Whether the text of a /proc/PID/status file lists @ns_pid on NSpid.
+bool status_text_has_ns_pid(std::string_view status, std::uint32_t ns_pid);
+
 // Whether /proc/PID/maps has a mapping of the file (@dev, @ino); nullopt
 // when the maps cannot be read (process gone, no ptrace read access).
 // @pid 0: this process.

@@ -94,6 +94,7 @@ std::uint64_t to_ns(std::chrono::milliseconds d) {
 }
 
 // The checks every reader makes of a header (amdqp/activity.h, ABI rules).
+// @pid: the pid the page must carry (as its writer saw itself).
 void check_header(const amdqp_act_header& h, const std::string& path, pid_t pid, off_t file_size) {
     if (h.magic != AMDQP_ACT_MAGIC)
         fail(Problem::bad_magic, path, "not an amdqp activity page (magic)");
@@ -244,8 +245,15 @@ Page Page::from_fd(pid_t pid, int fd, Access access, const std::string& path, in
         amdqp_act_header h;
         if (!pread_all(fd, &h, sizeof(h), 0))
             fail(Problem::too_small, path, "shorter than the header");
-        check_header(h, path, pid, static_cast<off_t>(size));
+        // A process in a pid namespace of its own (a container) writes the
+        // pid it sees; the kernel's NSpid line says whether that is @pid's.
+        const pid_t self = h.pid != static_cast<std::uint32_t>(pid) && h.pid != 0 &&
+                                   detail::proc_has_ns_pid(pid, h.pid)
+                               ? static_cast<pid_t>(h.pid)
+                               : pid;
+        check_header(h, path, self, static_cast<off_t>(size));
         Page page(path, pid, fd, start_time.value_or(h.start_time), st.st_dev, st.st_ino, access);
+        page.self_pid_ = self;
         page.owner_fd_ = owner_fd;
         page.size_ = size;
         return page;
@@ -259,6 +267,7 @@ Page::Page(std::string path, pid_t pid, int fd, std::uint64_t start_time, dev_t 
            Access access)
     : path_(std::move(path)),
       pid_(pid),
+      self_pid_(pid),
       fd_(fd),
       start_time_(start_time),
       dev_(dev),
@@ -268,6 +277,7 @@ Page::Page(std::string path, pid_t pid, int fd, std::uint64_t start_time, dev_t 
 Page::Page(Page&& other) noexcept
     : path_(std::move(other.path_)),
       pid_(other.pid_),
+      self_pid_(other.self_pid_),
       fd_(std::exchange(other.fd_, -1)),
       map_(std::exchange(other.map_, nullptr)),
       start_time_(other.start_time_),
@@ -282,6 +292,7 @@ Page& Page::operator=(Page&& other) noexcept {
         reset();
         path_ = std::move(other.path_);
         pid_ = other.pid_;
+        self_pid_ = other.self_pid_;
         fd_ = std::exchange(other.fd_, -1);
         map_ = std::exchange(other.map_, nullptr);
         start_time_ = other.start_time_;
@@ -336,7 +347,7 @@ void Page::read_header(amdqp_act_header& out) const {
     // The size was checked at open and is sealed: no fstat per read.
     if (!pread_all(fd_, &out, sizeof(out), 0))
         fail(Problem::too_small, path_, "truncated");
-    check_header(out, path_, pid_, static_cast<off_t>(size_));
+    check_header(out, path_, self_pid_, static_cast<off_t>(size_));
 }
 
 Snapshot Page::snapshot() const {

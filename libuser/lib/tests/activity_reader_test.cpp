@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -295,6 +296,63 @@ TEST(ActivityReader, ScanFindsEachPageOnceUnderItsOwner) {
     EXPECT_EQ(count(r, child), 0);
     EXPECT_EQ(count(r, getpid()), 1);
     ::close(extra);
+    ::close(ready[0]);
+    ::close(ready[1]);
+}
+
+TEST(ActivityReader, NsPidLineParsing) {
+    using amdqp::detail::status_text_has_ns_pid;
+    const char* status = "Name:\tx\nTgid:\t4321\nNSpid:\t4321\t7\nNSpgid:\t1\n";
+    EXPECT_TRUE(status_text_has_ns_pid(status, 4321));
+    EXPECT_TRUE(status_text_has_ns_pid(status, 7));
+    EXPECT_FALSE(status_text_has_ns_pid(status, 1)) << "NSpgid is not NSpid";
+    EXPECT_FALSE(status_text_has_ns_pid(status, 432));
+    EXPECT_FALSE(status_text_has_ns_pid("Name:\tx\n", 1));
+}
+
+// A process in a pid namespace of its own (a container without hostPID)
+// writes the pid it sees into its page; the reader, in the host's
+// namespace, finds the page under the host pid all the same.
+TEST(ActivityReader, PageOfAProcessInItsOwnPidNamespaceIsFound) {
+    if (geteuid() != 0)
+        GTEST_SKIP() << "needs root for a new pid namespace";
+    int ready[2];
+    ASSERT_EQ(pipe(ready), 0);
+    pid_t outer = fork();
+    if (outer == 0) {
+        if (unshare(CLONE_NEWPID) != 0)
+            _exit(3);
+        pid_t inner = fork();  // pid 1 of the new namespace
+        if (inner == 0) {
+            ActivityWriter cw;
+            char c = cw.page() && getpid() == 1 ? 'y' : 'n';
+            (void)!::write(ready[1], &c, 1);
+            for (;;)
+                pause();
+        }
+        pid_t host = inner;  // as this (the parent's) namespace sees it
+        (void)!::write(ready[1], &host, sizeof(host));
+        waitpid(inner, nullptr, 0);
+        _exit(0);
+    }
+    pid_t host = 0;
+    char c = 0;
+    ASSERT_EQ(::read(ready[0], &host, sizeof(host)), static_cast<ssize_t>(sizeof(host)));
+    ASSERT_EQ(::read(ready[0], &c, 1), 1);
+    ASSERT_EQ(c, 'y');
+    ASSERT_GT(host, 1);
+    EXPECT_NO_THROW({
+        Page p = Page::open(host, Page::Access::read);
+        EXPECT_EQ(p.pid(), host);
+        EXPECT_NO_THROW(p.snapshot());
+        EXPECT_EQ(p.liveness(), amdqp::activity::Problem::none);
+    });
+    auto r = amdqp::activity::scan();
+    EXPECT_EQ(std::count_if(r.pages.begin(), r.pages.end(),
+                            [&](const Page& p) { return p.pid() == host; }),
+              1);
+    kill(host, SIGKILL);
+    waitpid(outer, nullptr, 0);
     ::close(ready[0]);
     ::close(ready[1]);
 }

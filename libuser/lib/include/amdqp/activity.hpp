@@ -252,6 +252,7 @@ class AMDQP_API Page {
 
     std::string path_;
     pid_t pid_ = 0;
+    pid_t self_pid_ = 0;  // the pid in the page: pid_, or pid_ in its own pid namespace
     int fd_ = -1;
     void* map_ = nullptr;  // futex addresses only, never dereferenced
     std::uint64_t start_time_ = 0;
