@@ -105,6 +105,9 @@ refuse "a privileged tenant container is refused" "privileged" \
 edit pod-ns 's/^    pod-security.kubernetes.io\/enforce: baseline/    pod-security.kubernetes.io\/enforce: privileged/' "$pod"
 refuse "a tenant namespace that does not enforce baseline is refused" "not baseline" \
 	"${check[@]}" "$ds" "$tmp/pod-ns.yaml"
+edit pod-rundir 's/^        - name: HSA_TOOLS_LIB$/        - name: AMDQP_RUNTIME_DIR\n          value: \/run\/amdqp\n&/' "$pod"
+refuse "a tenant AMDQP_RUNTIME_DIR other than the socket folder's mount is refused" \
+	"AMDQP_RUNTIME_DIR=/run/amdqp " "${check[@]}" "$ds" "$tmp/pod-rundir.yaml"
 edit pod-badref "s/metadata.annotations\['amdqp.io\/priority'\]/metadata.annotations['amdqp.io\/prio']/" "$pod"
 refuse "AMDQP_PRIORITY from another annotation is refused" "amdqp.io/prio" \
 	"${check[@]}" "$ds" "$tmp/pod-badref.yaml"
@@ -124,6 +127,24 @@ refuse "RBAC beyond reading pods is refused" "patch" "${check[@]}" "$tmp/ds-verb
 edit ds-rundir 's/^    runtime_dir = .*/    runtime_dir = "\/tmp"/' "$ds"
 refuse "a runtime_dir the pods do not share is refused" "runtime_dir" \
 	"${check[@]}" "$tmp/ds-rundir.yaml" "$pod"
+# The daemon: its host pid namespace and socket folder, and nothing on the
+# node that every user may write (the old 1777 page directory).
+edit ds-hostpid '/^      hostPID: true$/d' "$ds"
+refuse "a daemon without hostPID is refused" "hostPID" "${check[@]}" "$tmp/ds-hostpid.yaml" "$pod"
+edit ds-shm 's|^            path: /run/amdqpd$|            path: /dev/shm/amdqp|' "$ds"
+refuse "a hostPath in /dev/shm is refused" "/dev/shm" "${check[@]}" "$tmp/ds-shm.yaml" "$pod"
+edit ds-1777 's|^              install -d -m 0755 /host/lib-amdqp$|              install -d -m 1777 /host/lib-amdqp|' "$ds"
+refuse "an init container making a 1777 directory is refused" "world-writable" \
+	"${check[@]}" "$tmp/ds-1777.yaml" "$pod"
+edit ds-chmod 's|^              install -d -m 0755 /host/lib-amdqp$|&\n              chmod o+w /host/lib-amdqp|' "$ds"
+refuse "an init container's chmod o+w is refused" "world-writable" \
+	"${check[@]}" "$tmp/ds-chmod.yaml" "$pod"
+edit ds-sockro 's|^              mountPath: /run/amdqpd$|&\n              readOnly: true|' "$ds"
+refuse "the daemon's socket folder mounted read-only is refused" "read-only" \
+	"${check[@]}" "$tmp/ds-sockro.yaml" "$pod"
+edit ds-nosock '/^            - name: socket-dir$/,/^              mountPath: \/run\/amdqpd$/d' "$ds"
+refuse "a daemon without the node's socket folder is refused" "could not reach its socket" \
+	"${check[@]}" "$tmp/ds-nosock.yaml" "$pod"
 
 if [ -n "$amdqpd" ] && [ -x "$amdqpd" ]; then
 	"$py" -c '

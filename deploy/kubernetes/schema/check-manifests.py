@@ -16,14 +16,20 @@ Then what a schema cannot see across fields and documents:
   only on loopback (the proxy sidecar);
 * the daemon is not privileged: every capability dropped but the ones it
   uses, seccomp RuntimeDefault, no host /dev, /dev/amdqp from the device
-  plugin (amdqp.io/device), the API token in the proxy sidecar only;
+  plugin (amdqp.io/device), the API token in the proxy sidecar only; its
+  one hostPath is the node's socket folder (/run/amdqpd), writable,
+  mounted at its runtime_dir;
+* nothing on the node is made writable by every user: no hostPath under
+  /dev/shm, no init container that makes a world-writable directory (the
+  1777 page directory of the old design: activity pages are memfds the
+  processes hold, found through /proc/PID/fd);
 * a tagged pod (a tenant's) passes Pod Security "baseline" and more: no
   hostPID/hostIPC/hostNetwork, no hostPath, no privileged container, no
   capability added, no hostPort, no Unconfined seccomp or Unmasked /proc,
   no unsafe sysctl; its namespace is among the files and enforces
-  baseline or restricted; its AMDQP_RUNTIME_DIR is the daemon's
-  runtime_dir and its LD_PRELOAD lies in the device plugin's library
-  mount (both are mounts the device plugin makes).
+  baseline or restricted; its AMDQP_RUNTIME_DIR (default /run/amdqpd) is
+  where the device plugin mounts the node's socket folder, and its
+  LD_PRELOAD lies in the device plugin's library mount.
 
 Prints one line per problem, "FILE: KIND/NAME: what is wrong"; exits 1 if
 there is any, 2 on bad usage or missing modules.
@@ -57,6 +63,16 @@ KIND_SCHEMAS = {
 }
 # Where amdqp's device plugin mounts the tagging layer into a container.
 PLUGIN_LIB_DIR = "/opt/amdqp/lib"
+# amdqpd's socket folder on the node (AMDQP_DAEMON_DIR), and where the
+# device plugin mounts it read-only into a container: the default of
+# AMDQP_RUNTIME_DIR and of the daemon's runtime_dir.
+NODE_SOCKET_DIR = "/run/amdqpd"
+PLUGIN_SOCKET_DIR = "/run/amdqpd"
+DEFAULT_RUNTIME_DIR = "/run/amdqpd"
+# A mode with the write bit for others (1777, 0777, 0666, o+w, a+w).
+WORLD_WRITABLE = re.compile(
+    r"(?:\binstall\b|\bmkdir\b)[^;&|\n]*?(?:-m\s*|--mode[= ])0*[0-7]?[0-7][0-7][2367]\b"
+    r"|\bchmod\s+(?:-\S+\s+)*(?:0*[0-7]?[0-7][0-7][2367]\b|[ugo]*[oa][ugo]*[+=][rxXst]*w)")
 # What the daemon container may add (Documentation/security.rst says why).
 DAEMON_CAPS = {"SYS_PTRACE", "SYS_NICE", "SYS_ADMIN", "DAC_OVERRIDE"}
 # Pod Security "baseline": the sysctls a pod may set.
@@ -251,7 +267,7 @@ class Checker:
             for k in sorted(unknown):
                 self.problem(cm_where, f"{key}: {k} is not a knob of "
                              f"{os.path.basename(self.example)}")
-        runtime_dir = config.get("daemon", {}).get("runtime_dir", "/dev/shm")
+        runtime_dir = config.get("daemon", {}).get("runtime_dir", DEFAULT_RUNTIME_DIR)
         metrics = config.get("daemon", {}).get("metrics", "127.0.0.1:9464")
         if metrics and not (metrics.startswith("127.") or metrics.startswith("[::1]:")
                             or metrics.startswith("localhost:") or metrics.startswith("unix:")):
@@ -260,10 +276,10 @@ class Checker:
         api = config.get("kubernetes", {}).get("api", "")
         if api and not (api.startswith("http://127.0.0.1:") or api.startswith("unix:/")):
             self.problem(cm_where, f"{key}: [kubernetes] api = {api!r} is not loopback")
-        self.check_daemon_privileges(where, spec, c)
+        self.check_daemon_privileges(where, spec, c, runtime_dir)
         return runtime_dir
 
-    def check_daemon_privileges(self, where, spec, c):
+    def check_daemon_privileges(self, where, spec, c, runtime_dir):
         sc = c.get("securityContext", {})
         if sc.get("privileged"):
             self.problem(where, "container amdqpd is privileged")
@@ -279,11 +295,29 @@ class Checker:
         if seccomp != "RuntimeDefault":
             self.problem(where, "container amdqpd is not under seccomp RuntimeDefault")
         volumes = {v.get("name"): v for v in spec.get("volumes", [])}
+        socket_mounted = False
         for m in c.get("volumeMounts", []):
             hp = volumes.get(m.get("name"), {}).get("hostPath", {}).get("path", "")
-            if hp:
-                self.problem(where, f"container amdqpd mounts host {hp}: /dev/amdqp and "
-                             "the page directory come from the device plugin")
+            if not hp:
+                continue
+            at = os.path.normpath(m.get("mountPath", ""))
+            if os.path.normpath(hp) != NODE_SOCKET_DIR:
+                self.problem(where, f"container amdqpd mounts host {hp}: its only hostPath "
+                             f"is the node's socket folder {NODE_SOCKET_DIR} (/dev/amdqp "
+                             "comes from the device plugin)")
+            elif at != os.path.normpath(runtime_dir):
+                self.problem(where, f"container amdqpd mounts host {hp} at {at}, not at "
+                             f"its runtime_dir {runtime_dir}: its socket would not be "
+                             "the one the device plugin mounts into pods")
+            elif m.get("readOnly"):
+                self.problem(where, f"container amdqpd mounts host {hp} read-only: it "
+                             "makes its socket there")
+            else:
+                socket_mounted = True
+        if not socket_mounted:
+            self.problem(where, f"container amdqpd's runtime_dir {runtime_dir} is not the "
+                         f"node's {NODE_SOCKET_DIR} (a hostPath mounted there): pods "
+                         "could not reach its socket")
         if "amdqp.io/device" not in c.get("resources", {}).get("limits", {}):
             self.problem(where, "container amdqpd does not ask for amdqp.io/device "
                          "(/dev/amdqp from the device plugin)")
@@ -298,6 +332,24 @@ class Checker:
                 self.problem(where, f"container {other.get('name')}: kubectl proxy "
                              "without --accept-paths passes every API path")
 
+    def check_host_dirs(self):
+        """No pod makes a node directory that every user may write to."""
+        for path, doc, _, spec in self.pods():
+            where = f"{path}: {self.name(doc)}"
+            for v in spec.get("volumes", []):
+                hp = os.path.normpath(v.get("hostPath", {}).get("path", "/"))
+                if hp == "/dev/shm" or hp.startswith("/dev/shm/"):
+                    self.problem(where, f"volume {v.get('name')} is the node's {hp}: no "
+                                 "file of amdqp lives in /dev/shm (activity pages are "
+                                 "memfds, found through /proc/PID/fd)")
+            for c in spec.get("initContainers", []) + spec.get("containers", []):
+                text = " ".join(str(a) for a in c.get("command", []) + c.get("args", []))
+                m = WORLD_WRITABLE.search(text)
+                if m:
+                    self.problem(where, f"container {c.get('name')} makes something "
+                                 f"world-writable ({m.group(0).strip()!r}): amdqp needs no "
+                                 "directory that every user may write to")
+
     def namespaces(self):
         return {d["metadata"]["name"]: d for _, d in self.docs if d["kind"] == "Namespace"}
 
@@ -309,7 +361,8 @@ class Checker:
         for v in spec.get("volumes", []):
             if "hostPath" in v:
                 self.problem(where, f"volume {v.get('name')} is a hostPath: a tenant pod "
-                             "gets the page directory and library from the device plugin")
+                             "gets the library and amdqpd's socket folder from the device "
+                             "plugin, and needs neither for its pages")
         pod_sc = spec.get("securityContext", {})
         for s in pod_sc.get("sysctls", []):
             if s.get("name") not in SAFE_SYSCTLS:
@@ -352,10 +405,11 @@ class Checker:
                 env = {e.get("name"): e.get("value") for e in c.get("env", [])}
                 if "AMDQP_PRIORITY" not in env:
                     continue
-                run_dir = env.get("AMDQP_RUNTIME_DIR")
-                if runtime_dir and run_dir != runtime_dir:
-                    self.problem(where, f"AMDQP_RUNTIME_DIR={run_dir} is not the daemon's "
-                                 f"runtime_dir {runtime_dir} (both the device plugin's mount)")
+                run_dir = env.get("AMDQP_RUNTIME_DIR") or DEFAULT_RUNTIME_DIR
+                if os.path.normpath(run_dir) != PLUGIN_SOCKET_DIR:
+                    self.problem(where, f"AMDQP_RUNTIME_DIR={run_dir} is not "
+                                 f"{PLUGIN_SOCKET_DIR}, where the device plugin mounts the "
+                                 "node's socket folder (the daemon's runtime_dir)")
                 libs = [p for p in (env.get("LD_PRELOAD") or "").split(":")
                         if p.endswith("/libamdqp-preload.so")]
                 for lib in libs:
@@ -368,6 +422,7 @@ class Checker:
             self.load(f)
         self.check_schemas()
         self.check_references()
+        self.check_host_dirs()
         runtime_dir = self.check_daemon_config()
         self.check_tagged_pods(runtime_dir)
         return self.problems
