@@ -180,19 +180,26 @@ unit_needs() {
 		esac
 	done
 	want 'ProtectSystem=strict'
-	want 'RuntimeDirectory=amdqp'
-	# /dev/amdqp and the host's /dev/shm; other users' processes; the
-	# initial user namespace for capabilities; the loopback for metrics.
+	# /run/amdqp (a metrics socket) and /run/amdqpd (amdqpd.sock), root's
+	# and 0755: no tenant may put anything there.
+	want 'RuntimeDirectory=(.* )?amdqp( .*)?'
+	want 'RuntimeDirectory=(.* )?amdqpd( .*)?'
+	want 'RuntimeDirectoryMode=0?755'
+	# /dev/amdqp; other users' processes (their /proc/PID/fd, where the
+	# activity pages are); the initial user namespace for capabilities;
+	# the loopback for metrics.
 	refuse_line 'PrivateDevices=(yes|true|on|1)'
 	refuse_line 'ProtectProc=(invisible|noaccess)'
 	refuse_line 'PrivateUsers=(yes|true|on|1)'
 	refuse_line 'PrivateNetwork=(yes|true|on|1)'
-	refuse_line '(Inaccessible|TemporaryFileSystem)(Paths)?=.*/dev/shm.*'
+	refuse_line '(Inaccessible|TemporaryFileSystem)(Paths)?=.*/run/amdqpd.*'
 	refuse_line 'UMask=0?0[0-7]7'
 	refuse_line 'Requires=.*'
 	return $bad
 }
-run "unit: keeps what amdqpd needs (notify, watchdog, devices, /dev/shm, caps)" unit_needs "$unit"
+run "unit: keeps what amdqpd needs (notify, watchdog, devices, socket folder, caps)" unit_needs "$unit"
+sed 's|^RuntimeDirectoryMode=.*|RuntimeDirectoryMode=1777|' "$unit" >"$tmp/rtmode.service"
+refuse "unit: a socket folder others may write to is refused" unit_needs "$tmp/rtmode.service"
 sed 's|^DeviceAllow=/dev/amdqp rw|DeviceAllow=char-misc rw|' "$unit" >"$tmp/misc.service"
 refuse "unit: every misc device (char-misc) is refused" unit_needs "$tmp/misc.service"
 sed 's|^CapabilityBoundingSet=\(.*\)|CapabilityBoundingSet=\1 CAP_SYS_RESOURCE|' "$unit" >"$tmp/caps.service"
