@@ -19,8 +19,17 @@ starvation bound), otherwise INCONCLUSIVE (exit 1, like FAIL). The
 results are printed side by side and written as JSON:
 
   {"phases": {NAME: {"hp": {"p50_ms","p95_ms","p99_ms","max_ms","n",
-                            "warmup_requests"},
-                     "lp": {"it_per_s"}, "sched_updates": N}}, ...}
+                            "warmup_requests", "warmup_requests_runs",
+                            "runs_p95_ms", "runs_p99_ms"},
+                     "lp": {"it_per_s", "runs_it_per_s"}, "sched_updates": N,
+                     "runs": N}},
+   "runs": [{"phase","seconds","start_s","wall_s","p95_ms","p99_ms","n"}],
+   "verdict": {"hp_p99_vs_alone", "hp_p95_vs_alone", "lp_loss",
+               "lp_loss_bound", "percentile", "target", "ratio_ci":
+               {"ratio","lo","hi","level","resamples","seed","n",...},
+               "p99_ratio_ci", "result", "rule", "pass"}, ...}
+
+(pooled figures over a phase's runs; "pass" is result == "pass").
 
 The first --warmup-s of every high-priority run is not measured, and in
 the phases with amdqpd the measured requests begin only after amdqpd
