@@ -17,17 +17,23 @@ Installs missing packages (scripts/deps.sh), builds the modules
 amdqpctl, the tagging layer, the hsa-sim stand-in and hsa_app, in
 build/demo), boots the VM with them and runs experiments/demo/demo.py
 ARGS (python3 experiments/demo/demo.py --help lists them, e.g. --only
-hp-alone,both+amdqpd or --seconds 10). Prints the phases side by side
-with a verdict and copies the guest's JSON to experiments/out/demo.json.
-Exit status: 0 PASS, 1 the verdict failed, other: an error.
+hp-alone,both+amdqpd or --rounds 1). Prints the phases side by side with
+the verdict and copies the guest's JSON to experiments/out/demo.json.
+The verdict: both+amdqpd's high-priority P95 over hp-alone's, with a 95 %
+bootstrap interval (the two phases run in ABBA rounds, their requests
+pooled); PASS when the whole interval is <= 1.5x, FAIL when all of it is
+above, INCONCLUSIVE otherwise (Documentation/policy.rst, "Measured").
+Exit status: 0 PASS, 1 FAIL or INCONCLUSIVE, other: an error.
 
 AMDQP_KO_DIR takes the modules from another build (default kmod/, which
 the build step makes); AMDQP_DEMO_BUILD the userspace from another CMake
 build folder (default build/demo; with --no-build it must hold the
-targets above). DEMO_SECONDS (default 20, as in demo.py: 100 measured
-high-priority requests at 5/s, after 1 s of warm-up) sets the measured
-length of a phase, so the seven phases and hp-alone's second run (its
-requests pooled with the first) take about 3 minutes plus the boot;
+targets above). DEMO_SECONDS (default 20: 100 measured high-priority
+requests at 5/s, after 1 s of warm-up) sets the length of each run of
+hp-alone and both+amdqpd, DEMO_ROUNDS (default 2) their ABBA rounds (4
+runs, 400 requests each), DEMO_OTHER_SECONDS (default 10) the length of
+the five other phases (run once), so the 13 runs take about 5 minutes
+plus the boot (measured: Documentation/policy.rst);
 AMDQP_DEMO_TIMEOUT (default 900) limits the VM run; AMDQP_VM_* knobs
 apply (selftests/vm/run-vm.sh --help). As root QEMU runs at
 AMDQP_VM_NICE=-10 unless set: what the phases compare is the emulated

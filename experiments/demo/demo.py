@@ -7,22 +7,36 @@ MI300-like device (amdqp_sim, HWS): a high-priority "inference" process at a
 fixed open-loop request rate (each request a few kernels launched one by
 one, latency measured from the request's scheduled arrival) and a
 low-priority "training" process that runs long, full-width kernels back to
-back. Each phase runs both (or one) for --seconds (DEMO_SECONDS, default
-20: 100 measured requests at the default 5 requests/s, so that the P99 is
-not just the worst request; more time, more requests); the results are printed side by side and
-written as JSON:
+back. hp-alone and both+amdqpd, the two phases the verdict compares, run in
+--rounds ABBA rounds (default 2: A B B A, the other phases once, A B B A),
+each run --seconds (DEMO_SECONDS, default 20: 100 requests at 5/s), so 400
+requests each, pooled; the other phases run --other-seconds (default 10).
+The verdict is the ratio of both+amdqpd's HP P95 to hp-alone's with a 95 %
+percentile-bootstrap interval (2,000 resamples of each phase's requests,
+seed 28): PASS when the whole interval is at or below 1.5x, FAIL when all
+of it is above (or without amdqpd is under 3x, or the LP loss breaks the
+starvation bound), otherwise INCONCLUSIVE (exit 1, like FAIL). The
+results are printed side by side and written as JSON:
 
   {"phases": {NAME: {"hp": {"p50_ms","p95_ms","p99_ms","max_ms","n",
-                            "warmup_requests"},
-                     "lp": {"it_per_s"}, "sched_updates": N}}, ...}
+                            "warmup_requests", "warmup_requests_runs",
+                            "runs_p95_ms", "runs_p99_ms"},
+                     "lp": {"it_per_s", "runs_it_per_s"}, "sched_updates": N,
+                     "runs": N}},
+   "runs": [{"phase","seconds","start_s","wall_s","p95_ms","p99_ms","n"}],
+   "verdict": {"hp_p99_vs_alone", "hp_p95_vs_alone", "lp_loss",
+               "lp_loss_bound", "percentile", "target", "ratio_ci":
+               {"ratio","lo","hi","level","resamples","seed","n",...},
+               "p99_ratio_ci", "result", "rule", "pass"}, ...}
+
+(pooled figures over a phase's runs; "pass" is result == "pass").
 
 The first --warmup-s of every high-priority run is not measured, and in
 the phases with amdqpd the measured requests begin only after amdqpd
 reported the high-priority process with its queue in its status file:
 what is measured is the policy at work, not a process's start.
 
-Phases: hp-alone (run first and again last, pooled: the baseline brackets
-the rest, so host drift moves both alike), lp-alone, both (no policy), both+amdqpd (default order:
+Phases: hp-alone, lp-alone, both (no policy), both+amdqpd (default order:
 before the doorbell), both+amdqpd-after-doorbell, both+cooperative (a
 device amdqp.ko does not manage: the processes take their queues off on
 amdqpd's request), both+cu-mask (no policy; the low-priority queue confined
@@ -36,6 +50,7 @@ import re
 import signal
 import socket
 import math
+import random
 import subprocess
 import sys
 import threading
@@ -207,30 +222,33 @@ class Daemon:
             raise RuntimeError(f"amdqpd exited with {rc}")
 
 
-def hp_args(args, agent):
-    return ["--seconds", str(args.seconds + args.warmup_s), "-p", str(int(1e6 / args.rate)),
+def hp_args(args, agent, seconds=None):
+    seconds = args.seconds if seconds is None else seconds
+    return ["--seconds", str(seconds + args.warmup_s), "-p", str(int(1e6 / args.rate)),
             "--request-kernels", str(args.hp_kernels), "--gap-us", str(args.hp_gap_us),
             "-d", str(args.hp_kernel_us), "-w", str(args.hp_width), "--agent", str(agent)]
 
 
-def lp_args(args, agent, cu_mask=None):
+def lp_args(args, agent, cu_mask=None, seconds=None):
+    seconds = args.seconds if seconds is None else seconds
     extra = ["--cu-mask", str(cu_mask)] if cu_mask else []
-    return ["--seconds", str(args.seconds + args.warmup_s + args.lp_lead_s), "-d", str(args.lp_kernel_us),
+    return ["--seconds", str(seconds + args.warmup_s + args.lp_lead_s), "-d", str(args.lp_kernel_us),
             "-w", "0", "--agent", str(agent)] + extra
 
 
-def run_phase(args, name, hp=True, lp=True, order=None, coop=False, cu_mask=None):
+def run_phase(args, name, seconds, hp=True, lp=True, order=None, coop=False, cu_mask=None):
     gpu, agent = (args.coop_gpu, 1) if coop else (args.gpu, 0)
     before = counters(gpu)
     daemon = Daemon(args, args.daemon_config, f"/tmp/amdqpd-{order}.log", order) if order else None
     apps = {}
     try:
         if lp:
-            apps["lp"] = App(args, "low", lp_args(args, agent, cu_mask))
+            apps["lp"] = App(args, "low", lp_args(args, agent, cu_mask, seconds))
             time.sleep(args.lp_lead_s)  # the batch job is running when requests arrive
         warmup = math.ceil(args.warmup_s * args.rate)
         if hp:
-            apps["hp"] = hp_app = App(args, "high", hp_args(args, agent), per_request=True)
+            apps["hp"] = hp_app = App(args, "high", hp_args(args, agent, seconds),
+                                         per_request=True)
             if daemon:
                 # Requests due before amdqpd showed the process are warm-up
                 # (+1: the start line is read a little after the first is due).
@@ -242,7 +260,7 @@ def run_phase(args, name, hp=True, lp=True, order=None, coop=False, cu_mask=None
                 warmup = max(warmup, math.ceil((seen - hp_app.start_t) * args.rate) + 1)
                 say(f"amdqpd reported pid {hp_app.proc.pid} {seen - hp_app.start_t:.2f} s "
                     f"after its start: {warmup} warm-up requests not measured")
-        res = {k: a.summary((args.seconds + args.warmup_s) * 4 + 30) for k, a in apps.items()}
+        res = {k: a.summary((seconds + args.warmup_s) * 4 + 30) for k, a in apps.items()}
         if daemon and args.verbose:
             say("amdqpd status: " + json.dumps(read_status()))
     finally:
@@ -280,8 +298,72 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def pct_index(n, q):
+    """Index of the q-th percentile in n sorted values (nearest rank)."""
+    return min(n - 1, int(q / 100 * (n - 1) + 0.5))
+
+
 def pct(sorted_vals, q):
-    return sorted_vals[min(len(sorted_vals) - 1, int(q / 100 * (len(sorted_vals) - 1) + 0.5))]
+    return sorted_vals[pct_index(len(sorted_vals), q)]
+
+
+# --- The verdict's statistics (pure: test_demo_stats.py checks them) ---
+
+def pool(runs):
+    """Requests of one phase's runs (lists of latencies), pooled and sorted."""
+    return sorted(v for run in runs for v in run)
+
+
+def resample_pct(sorted_vals, q, rng):
+    """The q-th percentile of one bootstrap resample (n values drawn with
+    replacement from @sorted_vals), drawn directly: the percentile is the
+    k-th smallest of the resample (k = pct_index + 1), and the k-th smallest
+    of n uniform draws is Beta(k, n + 1 - k), so the value at floor(n * U)
+    for U of that law has exactly the law of the resample's percentile, at
+    one draw instead of n draws and a sort (the TCG guest's CPU is slow)."""
+    n = len(sorted_vals)
+    k = pct_index(n, q) + 1
+    u = rng.betavariate(k, n + 1 - k)
+    return sorted_vals[min(n - 1, int(u * n))]
+
+
+def bootstrap_ratio(num, den, q, resamples=2000, seed=28, level=0.95):
+    """Percentile bootstrap of pct(num, q) / pct(den, q): each phase's
+    requests resampled on their own; returns {"ratio", "lo", "hi", ...}."""
+    num, den = sorted(num), sorted(den)
+    rng = random.Random(seed)
+    ratios = sorted(resample_pct(num, q, rng) / resample_pct(den, q, rng)
+                    for _ in range(resamples))
+    tail = int(round((1 - level) / 2 * resamples))
+    return {"ratio": pct(num, q) / pct(den, q), "lo": ratios[tail],
+            "hi": ratios[resamples - 1 - tail], "percentile": q, "level": level,
+            "resamples": resamples, "seed": seed, "n": [len(num), len(den)]}
+
+
+def verdict_on_interval(lo, hi, target):
+    """pass when the whole interval is at or below @target, fail when all of
+    it is above, otherwise inconclusive (this run cannot tell)."""
+    if hi <= target:
+        return "pass"
+    if lo > target:
+        return "fail"
+    return "inconclusive"
+
+
+def schedule(names, rounds, a="hp-alone", b="both+amdqpd"):
+    """Run order: @rounds rounds of A B B A for the two phases the verdict
+    compares (each run 2 * rounds times), the other phases of @names once,
+    after the first round (between rounds, so that drift over the run
+    meets A and B alike)."""
+    ab = [n for n in (a, b) if n in names]
+    rest = [n for n in names if n not in ab]
+    block = ab + ab[::-1] if len(ab) == 2 else ab * 2
+    order = []
+    for r in range(max(1, rounds)):
+        order += block
+        if r == 0:
+            order += rest
+    return order
 
 
 def control_loop(args):
@@ -362,7 +444,8 @@ def main():
     p.add_argument("--save-us", type=int, default=50)
     p.add_argument("--restore-us", type=int, default=50)
     p.add_argument("--seconds", type=float, default=float(os.environ.get("DEMO_SECONDS", 20)),
-                   help="measured length of a phase (env DEMO_SECONDS; default 20)")
+                   help="measured length of each run of hp-alone and both+amdqpd "
+                   "(env DEMO_SECONDS; default 20: 100 requests a run)")
     p.add_argument("--warmup-s", type=float, default=1.0,
                    help="unmeasured start of each high-priority run (longer where amdqpd "
                    "reports the process later)")
@@ -383,6 +466,19 @@ def main():
     p.add_argument("--min-low-share", type=float, default=0.10,
                    help="amdqpd's starvation bound; the verdict checks the low-priority loss "
                    "against it")
+    p.add_argument("--other-seconds", type=float,
+                   default=float(os.environ.get("DEMO_OTHER_SECONDS", 10)),
+                   help="measured length of the phases the verdict does not compare "
+                   "(env DEMO_OTHER_SECONDS; default 10)")
+    p.add_argument("--rounds", type=int, default=int(os.environ.get("DEMO_ROUNDS", 2)),
+                   help="ABBA rounds of hp-alone and both+amdqpd, each run --seconds "
+                   "(env DEMO_ROUNDS; default 2: 4 runs, 400 requests a phase)")
+    p.add_argument("--verdict-pct", type=float, default=95,
+                   help="the percentile the verdict compares (default 95)")
+    p.add_argument("--target", type=float, default=1.5,
+                   help="acceptance: both+amdqpd's HP percentile at most this x alone")
+    p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")
+    p.add_argument("--seed", type=int, default=28, help="bootstrap seed")
     p.add_argument("--only", help="comma-separated phase names")
     p.add_argument("--verbose", action="store_true", help="show amdqpd's log of each phase")
     p.add_argument("--control-loop", metavar="JSON",
@@ -418,35 +514,61 @@ def main():
     if args.only:
         want = args.only.split(",")
         phases = [ph for ph in phases if ph[0] in want]
-    # hp-alone runs first and again last, its requests pooled: the baseline
-    # brackets the contended phases, so host drift during the run (a TCG VM
-    # on a shared machine) moves it as much as them; the spread of the two
-    # runs is printed as the run's noise floor.
-    if phases and phases[0][0] == "hp-alone":
-        phases.append(("hp-alone (again)", dict(lp=False)))
+    names = [ph[0] for ph in phases]
+    kws = dict(phases)
+    order = schedule(names, args.rounds)
+    say(f"run order ({args.rounds} ABBA round(s) of hp-alone and both+amdqpd, "
+        f"{args.seconds:g} s each; other phases once, {args.other_seconds:g} s): "
+        + ", ".join(order))
+    runs = {n: [] for n in names}
+    log = []
+    t_start = time.monotonic()
+    for k, name in enumerate(order):
+        sec = args.seconds if name in ("hp-alone", "both+amdqpd") else args.other_seconds
+        t0 = time.monotonic()
+        say(f"phase {name} (run {k + 1}/{len(order)}) ...")
+        r = run_phase(args, name, sec, **kws[name])
+        runs[name].append(r)
+        entry = {"phase": name, "seconds": sec, "start_s": round(t0 - t_start, 1),
+                 "wall_s": round(time.monotonic() - t0, 1)}
+        if "hp" in r:
+            entry.update(p95_ms=r["hp"]["p95_ms"], p99_ms=r["hp"]["p99_ms"], n=r["hp"]["n"])
+        log.append(entry)
+    # Each phase's requests pooled across its runs; the runs' own P95/P99
+    # kept beside the pooled figures (their spread is the run's noise).
     results = {}
-    for name, kw in phases:
-        say(f"phase {name} ...")
-        results[name] = run_phase(args, name, **kw)
-    if "hp-alone (again)" in results:
-        first, again = results["hp-alone"], results.pop("hp-alone (again)")
-        runs = [first["hp"]["p99_ms"], again["hp"]["p99_ms"]]
-        first["hp"] = dict(hp_stats(first["_lat"] + again["_lat"], first["hp"]["warmup_requests"]),
-                           runs_p99_ms=runs)
-        say(f"hp-alone P99 {runs[0]:.2f} ms first, {runs[1]:.2f} ms last "
-            f"({abs(runs[0] - runs[1]) / min(runs) * 100:.0f} % apart: this run's noise floor); "
-            f"pooled: {first['hp']['p99_ms']:.2f} ms over {first['hp']['n']} requests")
-    for r in results.values():
-        r.pop("_lat", None)
+    for name in names:
+        rs = runs[name]
+        out = {"sched_updates": sum(r["sched_updates"] for r in rs), "runs": len(rs)}
+        if "hp" in rs[0]:
+            lat = pool(r["_lat"] for r in rs)
+            out["hp"] = dict(hp_stats(lat, rs[0]["hp"]["warmup_requests"]),
+                             warmup_requests_runs=[r["hp"]["warmup_requests"] for r in rs],
+                             runs_p95_ms=[r["hp"]["p95_ms"] for r in rs],
+                             runs_p99_ms=[r["hp"]["p99_ms"] for r in rs])
+            out["_lat"] = lat
+        if "lp" in rs[0]:
+            out["lp"] = {"it_per_s": sum(r["lp"]["it_per_s"] for r in rs) / len(rs),
+                         "runs_it_per_s": [r["lp"]["it_per_s"] for r in rs]}
+        results[name] = out
+    if "hp-alone" in results and len(runs["hp-alone"]) > 1:
+        hp = results["hp-alone"]["hp"]
+        rp = hp["runs_p99_ms"]
+        say(f"hp-alone P99 per run {', '.join(f'{v:.2f}' for v in rp)} ms "
+            f"({(max(rp) - min(rp)) / min(rp) * 100:.0f} % apart: this run's noise floor); "
+            f"pooled: P95 {hp['p95_ms']:.2f} ms, P99 {hp['p99_ms']:.2f} ms over {hp['n']} requests")
+    lats = {k: r.pop("_lat") for k, r in results.items() if "_lat" in r}
+    say(f"phases took {time.monotonic() - t_start:.0f} s")
 
     print()
     print(f"{'phase':<28} {'HP p50':>8} {'HP p95':>8} {'HP p99':>8} {'HP max':>8} "
-          f"{'LP it/s':>8} {'sched':>6}")
+          f"{'LP it/s':>8} {'sched':>6} {'n':>5} {'runs':>4}")
     for name, r in results.items():
         hp = r.get("hp", {})
         print(f"{name:<28} {fmt(hp.get('p50_ms')):>8} {fmt(hp.get('p95_ms')):>8} "
               f"{fmt(hp.get('p99_ms')):>8} {fmt(hp.get('max_ms')):>8} "
-              f"{fmt(r.get('lp', {}).get('it_per_s')):>8} {r['sched_updates']:>6}")
+              f"{fmt(r.get('lp', {}).get('it_per_s')):>8} {r['sched_updates']:>6} "
+              f"{hp.get('n', '-'):>5} {r['runs']:>4}")
     doc = {"phases": results,
            "device": {"slots": args.slots, "xcc": args.xcc, "unmap_us": args.unmap_us,
                       "map_us": args.map_us, "cwsr_save_us": args.save_us,
@@ -455,7 +577,9 @@ def main():
                         "hp_kernel_us": args.hp_kernel_us, "hp_gap_us": args.hp_gap_us,
                         "hp_width": args.hp_width, "lp_kernel_us": args.lp_kernel_us,
                         "seconds": args.seconds, "warmup_s": args.warmup_s,
-                        "min_low_share": args.min_low_share, "cu_mask_slots": cu}}
+                        "min_low_share": args.min_low_share, "cu_mask_slots": cu,
+                        "other_seconds": args.other_seconds, "rounds": args.rounds},
+           "runs": log}
     rc = 0
     if all(k in results for k in ("hp-alone", "both", "both+amdqpd", "lp-alone")):
         alone = results["hp-alone"]["hp"]["p99_ms"]
@@ -466,20 +590,46 @@ def main():
         # The starvation bound promises the batch job min_low_share of the
         # time it would have had: a loss above 1 - share breaks it.
         loss_bound = 1 - args.min_low_share
-        doc["verdict"] = {"hp_p99_vs_alone": ratio, "lp_loss": loss, "lp_loss_bound": loss_bound}
-        ok = (ratio["both+amdqpd"] <= 1.5 and ratio["both"] >= 3
-              and loss["both+amdqpd"] <= loss_bound)
+        q, target = args.verdict_pct, args.target
+        ratio_q = {k: pct(lats[k], q) / pct(lats["hp-alone"], q) for k in lats}
+        ci = bootstrap_ratio(lats["both+amdqpd"], lats["hp-alone"], q, args.resamples, args.seed)
+        p99_ci = bootstrap_ratio(lats["both+amdqpd"], lats["hp-alone"], 99, args.resamples,
+                                 args.seed)
+        result = verdict_on_interval(ci["lo"], ci["hi"], target)
+        others = ratio_q["both"] >= 3 and loss["both+amdqpd"] <= loss_bound
+        if not others:
+            result = "fail"
+        ok = result == "pass"
+        doc["verdict"] = {"hp_p99_vs_alone": ratio, "lp_loss": loss, "lp_loss_bound": loss_bound,
+                          "percentile": q, "target": target,
+                          f"hp_p{q:g}_vs_alone": ratio_q,
+                          "ratio_ci": dict(ci, phase="both+amdqpd", baseline="hp-alone"),
+                          "p99_ratio_ci": dict(p99_ci, phase="both+amdqpd",
+                                               baseline="hp-alone"),
+                          "result": result,
+                          "rule": (f"pass when the {ci['level'] * 100:g} % bootstrap interval of "
+                                   f"both+amdqpd's HP P{q:g} / hp-alone's is at or below "
+                                   f"{target:g}x, both is >= 3x and the LP loss within the "
+                                   f"bound; fail when the interval's lower end is above "
+                                   f"{target:g}x or a check fails; otherwise inconclusive "
+                                   f"(exit 1 like a fail)")}
         print()
         for k in ratio:
-            print(f"  {k:<28} HP P99 {ratio[k]:5.2f}x alone"
+            print(f"  {k:<28} HP P{q:g} {ratio_q[k]:5.2f}x alone, P99 {ratio[k]:5.2f}x"
                   + (f", LP loss {loss[k] * 100:5.1f} %" if k in loss else ""))
         print()
-        print(("PASS" if ok else "FAIL") + f": with amdqpd the high-priority P99 is "
-              f"{ratio['both+amdqpd']:.2f}x alone (target <= 1.5x; the goal 1.1x), without it "
-              f"{ratio['both']:.2f}x (>= 3x expected); low-priority loss "
-              f"{loss['both+amdqpd'] * 100:.1f} % (<= {loss_bound * 100:.0f} %: starvation "
-              f"bound min share {args.min_low_share * 100:.0f} %); "
-              f"n = {results['both+amdqpd']['hp']['n']} requests a phase")
+        lvl = f"{ci['level'] * 100:g} %"
+        print(f"both+amdqpd / hp-alone HP P{q:g}: {ci['ratio']:.2f}x, {lvl} interval "
+              f"[{ci['lo']:.2f}, {ci['hi']:.2f}] (P99: {p99_ci['ratio']:.2f}x "
+              f"[{p99_ci['lo']:.2f}, {p99_ci['hi']:.2f}]); n = {ci['n'][0]} and {ci['n'][1]} "
+              f"requests pooled over {results['both+amdqpd']['runs']} and "
+              f"{results['hp-alone']['runs']} runs, {args.resamples} resamples, seed {args.seed}")
+        print(result.upper() + f": with amdqpd the high-priority P{q:g} is {ci['ratio']:.2f}x "
+              f"alone, interval [{ci['lo']:.2f}, {ci['hi']:.2f}] (target <= {target:g}x: the "
+              f"whole interval; the goal 1.1x), without it {ratio_q['both']:.2f}x (>= 3x "
+              f"expected); low-priority loss {loss['both+amdqpd'] * 100:.1f} % "
+              f"(<= {loss_bound * 100:.0f} %: starvation bound min share "
+              f"{args.min_low_share * 100:.0f} %)")
         doc["verdict"]["pass"] = ok
         rc = 0 if ok else 1
     with open(args.json, "w") as f:
