@@ -89,23 +89,25 @@ std::optional<std::uint64_t> parse_start_time(std::string_view stat) {
 
 bool status_text_has_ns_pid(std::string_view status, std::uint32_t ns_pid) {
     constexpr std::string_view key = "NSpid:";
-    std::size_t at = status.find(key);
-    if (at != 0)
-        at = status.find("\n" + std::string(key));
-    if (at == std::string_view::npos)
+    while (!status.empty()) {
+        const std::size_t eol = std::min(status.find('\n'), status.size());
+        std::string_view line = status.substr(0, eol);
+        status.remove_prefix(std::min(eol + 1, status.size()));
+        if (!line.starts_with(key))
+            continue;
+        line.remove_prefix(key.size());
+        while (!line.empty()) {
+            const std::size_t b = line.find_first_not_of(" \t");
+            if (b == std::string_view::npos)
+                break;
+            line.remove_prefix(b);
+            const std::size_t e = std::min(line.find_first_of(" \t"), line.size());
+            std::uint64_t v = 0;
+            if (parse_number(line.substr(0, e), v) && v == ns_pid)
+                return true;
+            line.remove_prefix(e);
+        }
         return false;
-    std::string_view rest = status.substr(status.find(key, at) + key.size());
-    rest = rest.substr(0, rest.find('\n'));
-    while (!rest.empty()) {
-        const std::size_t b = rest.find_first_not_of(" \t");
-        if (b == std::string_view::npos)
-            break;
-        rest.remove_prefix(b);
-        const std::size_t e = std::min(rest.find_first_of(" \t"), rest.size());
-        std::uint64_t v = 0;
-        if (parse_number(rest.substr(0, e), v) && v == ns_pid)
-            return true;
-        rest.remove_prefix(e);
     }
     return false;
 }
