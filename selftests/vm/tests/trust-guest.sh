@@ -208,6 +208,14 @@ show "$W/forge15.out" "forger (priority 15)"
 check "b) B's queue is never suspended while the forged pages are busy" never_suspended "$VB" 40
 progress 2 victim
 check "b) B's queue advances" advanced
+# amdqpd takes the forgers as tagged processes of A: at A's level, never
+# at what the page claims (the page's priority is not a grant).
+forgers_capped() {
+	grep -q 'trust_tool, uid 1000) tagged, up to priority 7 ' "$W/amdqpd.log" &&
+		! grep -Eq 'trust_tool, uid 1000) tagged, up to priority ([89]|1[0-9])' "$W/amdqpd.log"
+}
+check "b) amdqpd ranks the forgers by A's grant (up to 7), whatever their pages claim" forgers_capped ||
+	show "$W/amdqpd.log"
 check "b) amdqpd alive" daemon_alive
 check "b) and its status answers" status_answers || show "$W/status.txt"
 check "b) amdqpd listed no forger's queue as busy work (status names no queue 99999)" \
