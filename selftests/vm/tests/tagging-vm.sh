@@ -19,6 +19,8 @@
 #   --hsa-app PATH      (BUILD_DIR/libuser/testing/hsa-sim/tests/hsa_app)
 #   --amdqpd PATH       the daemon, for guests that run it (at AMDQPD_BIN)
 #   --guest SCRIPT      the guest half to run (default tagging-guest.sh)
+#   --extra-dyn HOST:GUEST  one more dynamic program for the guest
+#                       (run-vm.sh --dyn; may be repeated)
 # libamdqp.so comes with amdqpctl (ldd). The modules come from $AMDQP_KO_DIR
 # (amdqp.ko and sim/amdqp_sim.ko), default the checked build
 # ($AMDQP_BUILDS/build-6.12/kmod), else kmod/ of the tree.
@@ -54,6 +56,7 @@ hsart=
 app=
 daemon=
 guest="$here/tagging-guest.sh"
+extra_args=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--amdqpctl | --preload | --hsa-runtime | --hsa-app | --amdqpd | --guest)
@@ -66,6 +69,11 @@ while [ $# -gt 0 ]; do
 		--amdqpd) daemon="$2" ;;
 		--guest) guest="$2" ;;
 		esac
+		shift
+		;;
+	--extra-dyn)
+		[ $# -ge 2 ] || { echo "${0##*/}: $1 needs HOST:GUEST" >&2; exit 2; }
+		extra_args+=(--dyn "$2")
 		shift
 		;;
 	-h | --help) usage; exit 0 ;;
@@ -143,7 +151,7 @@ bash "$runvm" --timeout "${AMDQP_TAGGING_VM_TIMEOUT:-420}" \
 	--dyn "$ctl:$ctl_guest" --dyn "$preload:$preload_guest" \
 	--dyn "$hsart:/opt/hsa-sim/lib/libhsa-runtime64.so.1" \
 	--file "$app:/opt/hsa-sim/bin/hsa_app" \
-	--file "$guest:/files/guest.sh" "${daemon_args[@]}" \
+	--file "$guest:/files/guest.sh" "${daemon_args[@]}" "${extra_args[@]}" \
 	--env "AMDQPCTL_BIN=$ctl_guest" --env "HSA_APP=/opt/hsa-sim/bin/hsa_app" \
 	--env "HSA_LIB_DIR=/opt/hsa-sim/lib" "${env_args[@]}" \
 	-- /bin/sh /files/guest.sh >"$log" 2>&1
