@@ -37,10 +37,12 @@ def main():
         start, end = r["start_end"]
         if not start < end:
             problems.append(f"start_end {r['start_end']}")
-        big = [ms for t, ms in r["stalls"] if start <= t <= end and ms >= 60]
-        if len(big) != 1:
-            problems.append(f"{len(big)} stalls >= 60 ms recorded, expected the one "
-                            f"of 80 ms: {r['stalls']}")
+        # The SIGSTOP's 80 ms must be there; a loaded host may add stalls
+        # of its own (a test machine running VMs beside it did: 60 ms).
+        big = [ms for t, ms in r["stalls"] if start <= t <= end and ms >= 75]
+        if not big:
+            problems.append(f"no stall >= 75 ms recorded, expected the SIGSTOP of 80 ms: "
+                            f"{r['stalls']}")
         bad = subprocess.run([sys.executable, SENTINEL, "0", out, stop], capture_output=True,
                              text=True, check=False)
         if bad.returncode != 2 or "limit_s must be > 0" not in bad.stderr:
