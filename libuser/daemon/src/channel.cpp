@@ -158,7 +158,19 @@ void Channel::run() {
         if (fds[0].revents)
             return;
         if (deferred_wake_ns_ && now_ns() >= deferred_wake_ns_) {
+            // One wake for every user due by now; the next due, if any, is
+            // the new deadline.
+            const std::int64_t now = now_ns();
             deferred_wake_ns_ = 0;
+            for (auto it = pending_wake_.begin(); it != pending_wake_.end();) {
+                if (it->second <= now) {
+                    it = pending_wake_.erase(it);
+                    continue;
+                }
+                if (!deferred_wake_ns_ || it->second < deferred_wake_ns_)
+                    deferred_wake_ns_ = it->second;
+                ++it;
+            }
             {
                 std::lock_guard lock(mutex_);
                 stats_.wakes++;
@@ -304,9 +316,15 @@ bool Channel::serve(Conn& c) {
                 stats_.wakes++;
             }
             on_wake_();
-        } else if (!deferred_wake_ns_ || deferred_wake_ns_ > last + gap) {
-            // Folded into one wake at the end of this user's gap.
-            deferred_wake_ns_ = last + gap;
+        } else if (!pending_wake_.contains(c.uid)) {
+            // Folded into one wake at the end of this user's gap, which takes
+            // the user's next slot: a deferred wake counts like any other, so
+            // one user wakes the loop at most once a gap however it sends.
+            const std::int64_t at = last + gap;
+            last = at;
+            pending_wake_[c.uid] = at;
+            if (!deferred_wake_ns_ || deferred_wake_ns_ > at)
+                deferred_wake_ns_ = at;
         }
     }
     return true;

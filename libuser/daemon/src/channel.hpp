@@ -113,6 +113,9 @@ class Channel {
     std::map<uid_t, unsigned> conns_per_uid_;     // thread only
     std::map<uid_t, std::int64_t> last_wake_ns_;  // thread only
     std::int64_t deferred_wake_ns_ = 0;           // thread only: 0 none
+    // Users whose wake was folded into a deferred one, and when it is due
+    // (their slot: their last_wake_ns_ already says it). Thread only.
+    std::map<uid_t, std::int64_t> pending_wake_;
     mutable std::mutex mutex_;
     std::vector<Registration> pending_;  // under mutex_
     std::string status_ = "{}";          // under mutex_
