@@ -15,7 +15,7 @@ R=$OUT/s7
 mkdir -p "$R/tl"
 start=$(date +%s)
 deadline=$((start + 575))
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 
 # Two halves of the physical cores (hyperthreads stay with their core), for
 # two runs side by side: "A-list B-list".
