@@ -366,6 +366,17 @@ def schedule(names, rounds, a="hp-alone", b="both+amdqpd"):
     return order
 
 
+# The parts of amdqpd's "control loop" log line (controller.cpp): the
+# doorbell to the step's start (the wake path: the tagged process's
+# announcement, amdqpd's socket thread, the loop thread's wake-up), the
+# step's adoption and periodic rescan, reading the pages, the suspend ioctl.
+LOOP_PARTS = (("socket", r"socket woke (-?\d+) us"),
+              ("wake", r"step began (-?\d+) us after the doorbell"),
+              ("housekeeping", r"housekeeping (\d+) us"),
+              ("pages", r"pages read (\d+) us"),
+              ("ioctl", r"ioctl (\d+) us"))
+
+
 def control_loop(args):
     """First doorbell of an idle high-priority queue -> low-priority queues
     unmapped, as amdqpd measures it (the doorbell's time in the activity page
@@ -394,17 +405,28 @@ def control_loop(args):
         lp.proc.wait()
         daemon.stop()
         lat = []
+        parts = {name: [] for name, _ in LOOP_PARTS}
         with open(log) as f:
             for line in f:
                 m = re.search(r"\(control loop (\d+) us", line)
-                if m:
-                    lat.append(int(m.group(1)))
+                if not m:
+                    continue
+                lat.append(int(m.group(1)))
+                for name, pattern in LOOP_PARTS:
+                    part = re.search(pattern, line)
+                    if part:
+                        parts[name].append(int(part.group(1)))
         if not lat:
             raise RuntimeError(f"no control-loop samples in {log}")
         lat.sort()
         key = "" if unmap else "loop_only_"
         out.update({key + "p50_us": pct(lat, 50), key + "p99_us": pct(lat, 99),
                     key + "max_us": lat[-1], key + "n": len(lat)})
+        # Where the time goes, each part on its own (their percentiles
+        # need not add up to the total's).
+        out[key + "parts"] = {name: {"p50_us": pct(sorted(v), 50), "p99_us": pct(sorted(v), 99),
+                                     "max_us": max(v)}
+                              for name, v in parts.items() if v}
         if unmap:
             out["daemon_cpu_idle_pct"] = round(idle * 100, 2)
             out["daemon_cpu_load_pct"] = round(load * 100, 2)
@@ -417,6 +439,10 @@ def control_loop(args):
         f"p50 {out['loop_only_p50_us']} us, p99 {out['loop_only_p99_us']} us, n={out['n']}); "
         f"amdqpd CPU {out['daemon_cpu_idle_pct']} % idle, {out['daemon_cpu_load_pct']} % "
         f"under load")
+    for key in ("", "loop_only_"):
+        say(f"  {'loop alone' if key else f'unmap {args.unmap_us} us'}: " + ", ".join(
+            f"{name} p50 {v['p50_us']} p99 {v['p99_us']} max {v['max_us']} us"
+            for name, v in out.get(key + "parts", {}).items()))
     with open(args.control_loop, "w") as f:
         json.dump(out, f, indent=2)
     say(f"results in {args.control_loop}")

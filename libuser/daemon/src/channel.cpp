@@ -54,6 +54,20 @@ bool has_sys_admin(pid_t pid) {
 
 }  // namespace
 
+WakeWord::WakeWord() noexcept : fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+
+WakeWord::~WakeWord() {
+    if (fd_ >= 0)
+        ::close(fd_);
+}
+
+void WakeWord::drain() const noexcept {
+    std::uint64_t n;
+    if (fd_ < 0)
+        return;
+    [[maybe_unused]] ssize_t r = ::read(fd_, &n, sizeof(n));
+}
+
 bool WakeWord::wait(std::uint32_t seen, std::chrono::nanoseconds timeout) const noexcept {
     if (value() != seen)
         return true;
@@ -70,9 +84,14 @@ void WakeWord::wake() noexcept {
     word_.fetch_add(1, std::memory_order_release);
     syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAKE_PRIVATE, INT_MAX,
             nullptr, nullptr, 0);
+    const std::uint64_t one = 1;
+    if (fd_ < 0)
+        return;
+    [[maybe_unused]] ssize_t r = ::write(fd_, &one, sizeof(one));
 }
 
-Channel::Channel(const std::string& dir, std::function<void()> on_wake, ChannelLimits limits)
+Channel::Channel(const std::string& dir, std::function<void()> on_wake, ChannelLimits limits,
+                 bool own_thread)
     : dir_(dir), path_(activity::socket_path(dir)), on_wake_(std::move(on_wake)), limits_(limits) {
     if (::mkdir(dir.c_str(), 0755) < 0 && errno != EEXIST)
         fail("mkdir " + dir, errno);
@@ -108,7 +127,8 @@ Channel::Channel(const std::string& dir, std::function<void()> on_wake, ChannelL
         ::unlink(path_.c_str());
         fail("eventfd", err);
     }
-    thread_ = std::thread([this] { run(); });
+    if (own_thread)
+        thread_ = std::thread([this] { run(); });
 }
 
 Channel::~Channel() {
@@ -141,69 +161,89 @@ Channel::Stats Channel::stats() const {
 }
 
 void Channel::run() {
-    std::vector<struct pollfd> fds;
-    for (;;) {
-        fds.clear();
-        fds.push_back({stop_, POLLIN, 0});
-        fds.push_back({listen_, POLLIN, 0});
-        for (const Conn& c : conns_)
-            fds.push_back({c.fd, POLLIN, 0});
-        int timeout = -1;
-        if (deferred_wake_ns_) {
-            const std::int64_t left = deferred_wake_ns_ - now_ns();
-            timeout = left <= 0 ? 0 : static_cast<int>((left + 999'999) / 1'000'000);
-        }
-        if (poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR)
-            return;
-        if (fds[0].revents)
-            return;
-        if (deferred_wake_ns_ && now_ns() >= deferred_wake_ns_) {
-            // One wake for every user due by now; the next due, if any, is
-            // the new deadline.
-            const std::int64_t now = now_ns();
-            deferred_wake_ns_ = 0;
-            for (auto it = pending_wake_.begin(); it != pending_wake_.end();) {
-                if (it->second <= now) {
-                    it = pending_wake_.erase(it);
-                    continue;
-                }
-                if (!deferred_wake_ns_ || it->second < deferred_wake_ns_)
-                    deferred_wake_ns_ = it->second;
-                ++it;
-            }
-            {
-                std::lock_guard lock(mutex_);
-                stats_.wakes++;
-            }
-            on_wake_();
-        }
-        // Connections first (their indexes match fds), then new ones.
-        std::vector<Conn> keep;
-        keep.reserve(conns_.size());
-        for (std::size_t i = 0; i < conns_.size(); i++) {
-            Conn& c = conns_[i];
-            const short ev = fds[i + 2].revents;
-            bool ok = true;
-            if (ev & POLLIN)
-                ok = serve(c);
-            else if (ev & (POLLHUP | POLLERR | POLLNVAL))
-                ok = false;
-            if (ok) {
-                keep.push_back(c);
-            } else {
-                ::close(c.fd);
-                if (--conns_per_uid_[c.uid] == 0)
-                    conns_per_uid_.erase(c.uid);
-            }
-        }
-        conns_ = std::move(keep);
-        if (fds[1].revents & POLLIN) {
-            // A bounded number per round: a flood of connects cannot starve
-            // the connections already there.
-            for (int i = 0; i < 64; i++)
-                accept_one();
+    for (Served r = Served::served; r != Served::extra && r != Served::failed;)
+        r = round(nullptr, stop_);
+}
+
+Channel::Served Channel::serve_once(std::chrono::nanoseconds timeout, int extra_fd) {
+    const std::int64_t t = std::max<std::int64_t>(timeout.count(), 0);
+    const struct timespec limit = {static_cast<time_t>(t / 1'000'000'000),
+                                   static_cast<long>(t % 1'000'000'000)};
+    return round(&limit, extra_fd);
+}
+
+// One wait and what it found: the extra fd first (run()'s stop), then due
+// deferred wakes, the connections, new connections.
+Channel::Served Channel::round(const struct timespec* limit, int extra_fd) {
+    auto& fds = fds_;
+    fds.clear();
+    fds.push_back({extra_fd, POLLIN, 0});  // fd -1: ignored by poll
+    fds.push_back({listen_, POLLIN, 0});
+    for (const Conn& c : conns_)
+        fds.push_back({c.fd, POLLIN, 0});
+    struct timespec wait;
+    const struct timespec* until = limit;
+    if (deferred_wake_ns_) {
+        const std::int64_t left = std::max<std::int64_t>(deferred_wake_ns_ - now_ns(), 0);
+        if (!limit || left < limit->tv_sec * 1'000'000'000LL + limit->tv_nsec) {
+            wait = {static_cast<time_t>(left / 1'000'000'000),
+                    static_cast<long>(left % 1'000'000'000)};
+            until = &wait;
         }
     }
+    const int n = ppoll(fds.data(), fds.size(), until, nullptr);
+    if (n < 0)
+        return errno == EINTR ? Served::interrupted : Served::failed;
+    if (fds[0].revents)
+        return Served::extra;
+    Served result = n == 0 ? Served::timeout : Served::served;
+    if (deferred_wake_ns_ && now_ns() >= deferred_wake_ns_) {
+        // One wake for every user due by now; the next due, if any, is
+        // the new deadline.
+        const std::int64_t now = now_ns();
+        deferred_wake_ns_ = 0;
+        for (auto it = pending_wake_.begin(); it != pending_wake_.end();) {
+            if (it->second <= now) {
+                it = pending_wake_.erase(it);
+                continue;
+            }
+            if (!deferred_wake_ns_ || it->second < deferred_wake_ns_)
+                deferred_wake_ns_ = it->second;
+            ++it;
+        }
+        {
+            std::lock_guard lock(mutex_);
+            stats_.wakes++;
+        }
+        on_wake_();
+    }
+    // Connections first (their indexes match fds), then new ones.
+    std::vector<Conn> keep;
+    keep.reserve(conns_.size());
+    for (std::size_t i = 0; i < conns_.size(); i++) {
+        Conn& c = conns_[i];
+        const short ev = fds[i + 2].revents;
+        bool ok = true;
+        if (ev & POLLIN)
+            ok = serve(c);
+        else if (ev & (POLLHUP | POLLERR | POLLNVAL))
+            ok = false;
+        if (ok) {
+            keep.push_back(c);
+        } else {
+            ::close(c.fd);
+            if (--conns_per_uid_[c.uid] == 0)
+                conns_per_uid_.erase(c.uid);
+        }
+    }
+    conns_ = std::move(keep);
+    if (fds[1].revents & POLLIN) {
+        // A bounded number per round: a flood of connects cannot starve
+        // the connections already there.
+        for (int i = 0; i < 64; i++)
+            accept_one();
+    }
+    return result;
 }
 
 void Channel::accept_one() {

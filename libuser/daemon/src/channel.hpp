@@ -17,16 +17,21 @@
 // connections costs the daemon a bounded share of its CPU and cannot delay
 // anyone else's wake by more than one gap.
 //
-// A small thread polls the socket and the connections (and nothing else:
-// the controller's other waits are its own); it hands registrations to the
-// controller (take()) and wakes it through @on_wake. Status requests are
+// Who polls the socket and the connections: the controller's own loop
+// thread (serve_once(), in its wait), so that an announcement reaches the
+// control loop without a second thread's wake-up in between (under
+// emulation each costs hundreds of microseconds); or, for other users, a
+// small thread of the channel's own. Either hands registrations over
+// through take() and wakes through @on_wake. Status requests are
 // answered from the last text the controller published (set_status()),
 // filtered to the caller's own processes unless the caller is root or has
 // CAP_SYS_ADMIN.
 #ifndef AMDQPD_CHANNEL_HPP
 #define AMDQPD_CHANNEL_HPP
 
+#include <poll.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <atomic>
 #include <chrono>
@@ -54,16 +59,29 @@ struct ChannelLimits {
     std::chrono::microseconds wake_gap{1000};
 };
 
-// Private futex word the controller sleeps on (no file, no sharing).
+// Private futex word the controller sleeps on (no file, no sharing), with
+// an eventfd that a wake also makes readable, for a wait in poll(2).
 class WakeWord {
   public:
+    WakeWord() noexcept;
+    ~WakeWord();
+    WakeWord(const WakeWord&) = delete;
+    WakeWord& operator=(const WakeWord&) = delete;
+
     std::uint32_t value() const noexcept { return word_.load(std::memory_order_acquire); }
     // Sleeps until the word is no longer @seen or @timeout passed.
     bool wait(std::uint32_t seen, std::chrono::nanoseconds timeout) const noexcept;
+    // Async-signal-safe.
     void wake() noexcept;
+    // A wake by the thread that waits: only the word changes.
+    void note() noexcept { word_.fetch_add(1, std::memory_order_release); }
+    // Readable after a wake until drain(); -1 if no eventfd could be made.
+    int fd() const noexcept { return fd_; }
+    void drain() const noexcept;
 
   private:
     mutable std::atomic<std::uint32_t> word_{0};
+    int fd_ = -1;
 };
 
 class Channel {
@@ -71,12 +89,23 @@ class Channel {
     // Makes @dir (0755) if missing, refuses one that is not a directory of
     // this user writable by it alone, and listens on @dir/amdqpd.sock
     // (0666; a stale socket is replaced). Throws Error(errc::system).
-    Channel(const std::string& dir, std::function<void()> on_wake, ChannelLimits limits = {});
+    // @own_thread: serve it from a thread of its own; else the owner calls
+    // serve_once() (and @on_wake runs in the owner's thread).
+    Channel(const std::string& dir, std::function<void()> on_wake, ChannelLimits limits = {},
+            bool own_thread = true);
     ~Channel();
     Channel(const Channel&) = delete;
     Channel& operator=(const Channel&) = delete;
 
     const std::string& path() const noexcept { return path_; }
+
+    enum class Served { timeout, served, extra, interrupted, failed };
+    // Without a thread of its own: waits up to @timeout (and no longer than
+    // a deferred wake) for the socket, its connections or @extra_fd (-1:
+    // none), and serves what is ready. Returns extra when @extra_fd became
+    // readable (left to the caller to drain), interrupted on a signal,
+    // failed when poll(2) failed otherwise.
+    Served serve_once(std::chrono::nanoseconds timeout, int extra_fd = -1);
     // Registrations since the last call, oldest first (the caller owns
     // their fds).
     std::vector<Registration> take();
@@ -99,6 +128,7 @@ class Channel {
         bool registered = false;
     };
     void run();
+    Served round(const struct timespec* limit, int extra_fd);
     void accept_one();
     // false: close the connection.
     bool serve(Conn& c);
@@ -108,13 +138,16 @@ class Channel {
     std::function<void()> on_wake_;
     ChannelLimits limits_;
     int listen_ = -1;
-    int stop_ = -1;                               // eventfd: ends run()
-    std::vector<Conn> conns_;                     // thread only
-    std::map<uid_t, unsigned> conns_per_uid_;     // thread only
-    std::map<uid_t, std::int64_t> last_wake_ns_;  // thread only
-    std::int64_t deferred_wake_ns_ = 0;           // thread only: 0 none
+    int stop_ = -1;  // eventfd: ends run()
+    // "Serving only": touched by the thread that serves (run(), or the
+    // caller of serve_once()), and by nothing else.
+    std::vector<Conn> conns_;                     // serving only
+    std::map<uid_t, unsigned> conns_per_uid_;     // serving only
+    std::map<uid_t, std::int64_t> last_wake_ns_;  // serving only
+    std::int64_t deferred_wake_ns_ = 0;           // serving only: 0 none
+    std::vector<struct pollfd> fds_;              // serving only
     // Users whose wake was folded into a deferred one, and when it is due
-    // (their slot: their last_wake_ns_ already says it). Thread only.
+    // (their slot: their last_wake_ns_ already says it). Serving only.
     std::map<uid_t, std::int64_t> pending_wake_;
     mutable std::mutex mutex_;
     std::vector<Registration> pending_;  // under mutex_

@@ -107,10 +107,13 @@ class Controller::Acts : public policy::Actions {
                 c_.metrics_.control_loop(std::max(s, 0.0));
                 // Parsed by the control-loop benchmark (experiments/demo/demo.py).
                 loop = " (control loop " + std::to_string(static_cast<long>(s * 1e6)) +
-                       " us; step began " + std::to_string((step_start_ns_ - *trigger_ns_) / 1000) +
-                       " us after the doorbell, pages read " +
-                       std::to_string((sampled_ns_ - step_start_ns_) / 1000) +
-                       " us into it, ioctl " + std::to_string(call_us) + " us, " +
+                       " us; socket woke " +
+                       std::to_string((c_.socket_wake_ns_ - *trigger_ns_) / 1000) +
+                       " us, step began " + std::to_string((step_start_ns_ - *trigger_ns_) / 1000) +
+                       " us after the doorbell, housekeeping " +
+                       std::to_string((housekept_ns_ - step_start_ns_) / 1000) +
+                       " us, pages read " + std::to_string((sampled_ns_ - housekept_ns_) / 1000) +
+                       " us, ioctl " + std::to_string(call_us) + " us, " +
                        std::to_string(r.latency_ns / 1000) + " us in scheduler updates)";
             }
             for (auto g : gpus)
@@ -167,7 +170,8 @@ class Controller::Acts : public policy::Actions {
 
     std::optional<std::int64_t> trigger_ns_;
     std::int64_t step_start_ns_ = 0;
-    std::int64_t sampled_ns_ = 0;  // when this step had read every page
+    std::int64_t housekept_ns_ = 0;  // when adoption and any rescan were done
+    std::int64_t sampled_ns_ = 0;    // when this step had read every page
 
   private:
     // @gpus without those amdqp removed: their queues and holds went with
@@ -216,7 +220,17 @@ Controller::Controller(const DaemonConfig& cfg, Metrics& metrics, const Log& log
       acts_(std::make_unique<Acts>(*this)),
       pods_(make_pods(cfg.kube)) {
     try {
-        channel_ = std::make_unique<Channel>(dir(), [w = &wake_] { w->wake(); });
+        // Served by this controller's loop thread (cycle()), which the
+        // wake therefore only has to note.
+        channel_ = std::make_unique<Channel>(
+            dir(),
+            [this] {
+                struct timespec ts;
+                clock_gettime(CLOCK_MONOTONIC, &ts);
+                socket_wake_ns_ = ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
+                wake_.note();
+            },
+            ChannelLimits{}, false);
     } catch (const Error& e) {
         log_.warning("no_socket", std::string(e.what()) +
                                       ": processes are found by scanning /proc only, and their "
@@ -842,12 +856,17 @@ void Controller::step() {
     std::int64_t now = clock_.now_ns();
     acts_->step_start_ns_ = now;
     // A process that registered just now is adopted in this step: its
-    // first submission may be what the wake is about.
+    // first submission may be what the wake is about. (After cycle()'s
+    // wait the socket was just served; a caller of step() alone gets it
+    // served here.)
+    if (channel_ && !std::exchange(socket_served_, false))
+        channel_->serve_once(std::chrono::nanoseconds(0));
     adopt_registered();
     if (device_watch_)
         read_device_events(now);
     if (now >= next_scan_)
         rescan(now);
+    acts_->housekept_ns_ = clock_.now_ns();
 
     std::vector<policy::QueueSample> samples;
     std::vector<policy::ProcessSample> hints;
@@ -869,7 +888,9 @@ void Controller::step() {
         sync_slots(pid, p, snap, uid_queues);
         p.holds = snap.header.holds;
         p.hold_timeouts = snap.header.hold_timeouts;
-        for (const activity::Slot& s : snap.slots) {
+        const auto read_indexes = p.page.read_indexes(snap.slots);
+        for (std::size_t i = 0; i < snap.slots.size(); i++) {
+            const activity::Slot& s = snap.slots[i];
             auto it = p.queues.find({s.index, s.ring_va});
             if (it == p.queues.end())
                 continue;
@@ -880,7 +901,7 @@ void Controller::step() {
             qs.write_index = s.write_index;
             qs.doorbells = s.doorbells;
             qs.last_doorbell_ns = static_cast<std::int64_t>(s.last_doorbell_ns);
-            if (auto r = p.page.read_index(s)) {
+            if (const auto& r = read_indexes[i]) {
                 qs.read_index = *r;
             } else {
                 qs.read_index_known = false;
@@ -942,7 +963,33 @@ void Controller::step() {
 void Controller::cycle() {
     const std::uint32_t seen = wake_.value();
     step();
-    wake_.wait(seen, wait_for());
+    const std::chrono::nanoseconds timeout = wait_for();
+    if (!channel_) {
+        wake_.wait(seen, timeout);
+        return;
+    }
+    // The socket is served in this wait, by this thread: an announcement
+    // ends it with no other thread's wake-up between it and the next step.
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    socket_served_ = true;
+    while (wake_.value() == seen) {
+        const auto left = until - std::chrono::steady_clock::now();
+        if (left <= std::chrono::nanoseconds::zero())
+            return;
+        switch (channel_->serve_once(left, wake_.fd())) {
+            case Channel::Served::extra:
+                wake_.drain();  // another thread's wake(): the word says
+                break;
+            case Channel::Served::interrupted:
+                return;  // a signal: the caller looks at why
+            case Channel::Served::failed:
+                wake_.wait(seen, left);
+                return;
+            case Channel::Served::timeout:
+            case Channel::Served::served:
+                break;
+        }
+    }
 }
 
 std::chrono::nanoseconds Controller::wait_for() const {

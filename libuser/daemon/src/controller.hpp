@@ -13,6 +13,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -162,7 +163,11 @@ class Controller {
     bool warned_no_device_ = false;
     bool restart_policy_ = false;  // the device went away: new policy after this step
     WakeWord wake_;
-    std::unique_ptr<Channel> channel_;           // after wake_: its thread wakes it
+    // CLOCK_MONOTONIC ns of the socket's last wake, for the control loop's
+    // log line only.
+    std::int64_t socket_wake_ns_ = 0;
+    bool socket_served_ = false;                 // by cycle() since the last step
+    std::unique_ptr<Channel> channel_;           // after wake_: it wakes it
     std::unique_ptr<DeviceWatch> device_watch_;  // the same; while dev_ is open
     std::unique_ptr<Acts> acts_;
     std::unique_ptr<policy::Policy> policy_;

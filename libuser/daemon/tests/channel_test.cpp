@@ -4,6 +4,7 @@
 // in a child that became another user (uid 65534) and must leave the
 // channel serving everyone else.
 #include <gtest/gtest.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -298,6 +299,57 @@ TEST_F(ChannelTest, StatusShowsAUserOnlyTheirOwnProcesses) {
     // Root sees everything.
     auto all = nlohmann::json::parse(amdqp::activity::daemon_status(dir_.path()));
     EXPECT_EQ(all["tagged"].size(), 2u);
+}
+
+TEST(DrivenChannel, TheCallerServesItAndTheWakeRunsInItsThread) {
+    amdqp_test::TempDir dir;
+    ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);
+    std::thread::id woke_in;
+    int wakes = 0;
+    Channel channel(
+        dir.path(),
+        [&] {
+            woke_in = std::this_thread::get_id();
+            wakes++;
+        },
+        ChannelLimits{}, false);
+    // Nothing to serve: the wait lasts its timeout.
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(channel.serve_once(20ms), Channel::Served::timeout);
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, 20ms);
+    // The caller's own fd ends the wait, left readable for it to drain.
+    int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    ASSERT_GE(efd, 0);
+    const std::uint64_t one = 1;
+    ASSERT_EQ(::write(efd, &one, sizeof(one)), static_cast<ssize_t>(sizeof(one)));
+    EXPECT_EQ(channel.serve_once(5s, efd), Channel::Served::extra);
+    std::uint64_t n = 0;
+    EXPECT_EQ(::read(efd, &n, sizeof(n)), static_cast<ssize_t>(sizeof(n)));
+    // No thread of its own: a registration and a wake wait for the caller.
+    int conn = connect_to(channel.path());
+    int page = sealed_page(getpid());
+    ASSERT_GE(conn, 0);
+    ASSERT_GE(page, 0);
+    ASSERT_TRUE(send_fd(conn, AMDQP_DAEMON_MSG_REGISTER, page));
+    ASSERT_TRUE(send_fd(conn, AMDQP_DAEMON_MSG_WAKE, -1));
+    std::this_thread::sleep_for(50ms);
+    EXPECT_TRUE(channel.take().empty());
+    EXPECT_EQ(wakes, 0);
+    std::vector<Registration> got;
+    for (int i = 0; i < 50 && (got.empty() || wakes == 0); i++) {
+        EXPECT_NE(channel.serve_once(100ms, efd), Channel::Served::failed);
+        for (auto& r : channel.take())
+            got.push_back(r);
+    }
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].pid, getpid());
+    EXPECT_GE(wakes, 1);
+    EXPECT_EQ(woke_in, std::this_thread::get_id());
+    for (auto& r : got)
+        ::close(r.fd);
+    ::close(page);
+    ::close(conn);
+    ::close(efd);
 }
 
 TEST(FilterStatus, GarbageGivesNothing) {

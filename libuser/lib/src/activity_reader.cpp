@@ -79,16 +79,6 @@ bool pread_all(int fd, void* buf, std::size_t len, off_t off) {
     return true;
 }
 
-template <typename T>
-bool pwrite_field(int fd, T value, std::size_t offset) {
-    for (;;) {
-        ssize_t n = ::pwrite(fd, &value, sizeof(value), static_cast<off_t>(offset));
-        if (n < 0 && errno == EINTR)
-            continue;
-        return n == sizeof(value);
-    }
-}
-
 std::uint64_t to_ns(std::chrono::milliseconds d) {
     return static_cast<std::uint64_t>(std::chrono::nanoseconds(d).count());
 }
@@ -311,7 +301,7 @@ Page::~Page() {
 
 void Page::reset() noexcept {
     if (map_)
-        munmap(map_, header_bytes);
+        munmap(map_, size_);
     if (fd_ >= 0)
         ::close(fd_);
     map_ = nullptr;
@@ -343,10 +333,34 @@ Problem Page::liveness() const {
     return Problem::none;
 }
 
+unsigned char* Page::view() const {
+    if (!map_) {
+        // Reads and writes are then loads and stores, not syscalls: the
+        // control loop samples every page each step, and under emulation
+        // (the test VM) each pread cost tens of microseconds. The page is
+        // sealed against shrinking and growing (checked at open), so no
+        // access through the mapping can fault with SIGBUS whatever its
+        // owner does. Made at first need: a mapping held by every reader
+        // would make its owner look alive to liveness checks (its maps)
+        // that run in the same process.
+        const int prot = access_ == Access::control ? PROT_READ | PROT_WRITE : PROT_READ;
+        void* map = mmap(nullptr, size_, prot, MAP_SHARED, fd_, 0);
+        if (map == MAP_FAILED)
+            fail(Problem::unreadable, path_, "mmap", errno);
+        map_ = map;
+    }
+    return static_cast<unsigned char*>(map_);
+}
+
+template <typename T>
+void Page::store(std::size_t offset, T value) {
+    // Whole-word stores the owner reads with atomic loads (activity.h).
+    __atomic_store_n(reinterpret_cast<T*>(view() + offset), value, __ATOMIC_RELEASE);
+}
+
 void Page::read_header(amdqp_act_header& out) const {
-    // The size was checked at open and is sealed: no fstat per read.
-    if (!pread_all(fd_, &out, sizeof(out), 0))
-        fail(Problem::too_small, path_, "truncated");
+    // A copy, checked as a copy: the owner may change the page meanwhile.
+    std::memcpy(&out, view(), sizeof(out));
     check_header(out, path_, self_pid_, static_cast<off_t>(size_));
 }
 
@@ -354,16 +368,13 @@ Snapshot Page::snapshot() const {
     Snapshot snap;
     read_header(snap.header);
     const amdqp_act_header& h = snap.header;
-    // The slots in use only (num_slots, bounded by check_header), in one
-    // read: the cost follows the process's queues, not the page's size.
-    std::vector<unsigned char> buf(header_bytes +
-                                   static_cast<std::size_t>(h.num_slots) * h.slot_size);
-    if (!pread_all(fd_, buf.data(), buf.size(), 0))
-        fail(Problem::too_small, path_, "truncated");
+    // The slots in use only (num_slots and slot_size from the checked
+    // copy, which bounds them by the page's size): the cost follows the
+    // process's queues, not the page's size.
+    const unsigned char* slots = view() + header_bytes;
     for (std::uint32_t i = 0; i < h.num_slots; i++) {
         amdqp_act_slot s;
-        std::memcpy(&s, buf.data() + header_bytes + static_cast<std::size_t>(i) * h.slot_size,
-                    sizeof(s));
+        std::memcpy(&s, slots + static_cast<std::size_t>(i) * h.slot_size, sizeof(s));
         if (s.state == AMDQP_ACT_SLOT_LIVE)
             snap.slots.push_back(slot_of(s, i));
     }
@@ -381,6 +392,41 @@ std::optional<std::uint64_t> Page::read_index(const Slot& slot) const {
     return value;
 }
 
+std::vector<std::optional<std::uint64_t>> Page::read_indexes(std::span<const Slot> slots) const {
+    std::vector<std::optional<std::uint64_t>> out(slots.size());
+    std::vector<std::uint64_t> values(slots.size());
+    std::vector<struct iovec> local, remote;
+    std::vector<std::size_t> which;
+    for (std::size_t i = 0; i < slots.size(); i++) {
+        if (!slots[i].read_index_va)
+            continue;
+        local.push_back({&values[i], sizeof(std::uint64_t)});
+        remote.push_back({reinterpret_cast<void*>(slots[i].read_index_va), sizeof(std::uint64_t)});
+        which.push_back(i);
+    }
+    // One syscall for the whole process (each costs tens of microseconds
+    // under emulation). The kernel stops at the first address it cannot
+    // read: those before it are good, the rest are tried one by one.
+    std::size_t done = 0;
+    while (done < which.size()) {
+        const std::size_t n = std::min<std::size_t>(which.size() - done, IOV_MAX);
+        const ssize_t got =
+            process_vm_readv(pid_, local.data() + done, n, remote.data() + done, n, 0);
+        const std::size_t whole =
+            got > 0 ? static_cast<std::size_t>(got) / sizeof(std::uint64_t) : 0;
+        for (std::size_t k = 0; k < whole; k++)
+            out[which[done + k]] = values[which[done + k]];
+        if (whole == n) {
+            done += n;
+            continue;
+        }
+        for (std::size_t k = done + whole; k < which.size(); k++)
+            out[which[k]] = read_index(slots[which[k]]);
+        break;
+    }
+    return out;
+}
+
 void Page::require_control() const {
     if (access_ != Access::control)
         throw Error(errc::invalid, "amdqp: activity page " + path_ +
@@ -390,8 +436,7 @@ void Page::require_control() const {
 
 void Page::write_lease(std::chrono::milliseconds lease) {
     const std::uint64_t deadline = lease.count() > 0 ? detail::monotonic_ns() + to_ns(lease) : 0;
-    if (!pwrite_field(fd_, deadline, offsetof(amdqp_act_header, coop_lease_ns)))
-        fail(Problem::unreadable, path_, "cannot write the lease", errno);
+    store(offsetof(amdqp_act_header, coop_lease_ns), deadline);
 }
 
 std::uint32_t Page::send_coop(bool suspend, std::chrono::milliseconds lease) {
@@ -402,25 +447,10 @@ std::uint32_t Page::send_coop(bool suspend, std::chrono::milliseconds lease) {
     // Lease, then request, then number: the process reads the number first
     // and then what it stands for.
     write_lease(suspend ? lease : std::chrono::milliseconds(0));
-    if (!pwrite_field<std::uint32_t>(fd_, suspend ? 1 : 0,
-                                     offsetof(amdqp_act_header, coop_suspend)) ||
-        !pwrite_field(fd_, seq, offsetof(amdqp_act_header, coop_seq)))
-        fail(Problem::unreadable, path_, "cannot write the request", errno);
+    store<std::uint32_t>(offsetof(amdqp_act_header, coop_suspend), suspend ? 1 : 0);
+    store(offsetof(amdqp_act_header, coop_seq), seq);
     futex(futex_word(offsetof(amdqp_act_header, coop_seq)), FUTEX_WAKE, INT_MAX, nullptr);
     return seq;
-}
-
-void* Page::futex_word(std::size_t offset) {
-    if (!map_) {
-        // Mapped only now: a futex needs an address, and a mapping held by
-        // every reader would make its owner look alive to liveness checks
-        // that run in the same process.
-        void* map = mmap(nullptr, header_bytes, PROT_READ, MAP_SHARED, fd_, 0);
-        if (map == MAP_FAILED)
-            fail(Problem::unreadable, path_, "mmap", errno);
-        map_ = map;
-    }
-    return static_cast<unsigned char*>(map_) + offset;
 }
 
 CoopResult Page::wait_coop(std::uint32_t seq, std::chrono::milliseconds timeout) {
@@ -438,16 +468,14 @@ void Page::set_control(std::uint32_t flags, std::uint32_t hold_us,
     require_control();
     const std::uint64_t until = flags ? detail::monotonic_ns() + to_ns(alive) : 0;
     // The deadlines first: a process that sees HOLD finds them set.
-    if (!pwrite_field(fd_, until, offsetof(amdqp_act_header, ctl_alive_ns)) ||
-        !pwrite_field(fd_, hold_us, offsetof(amdqp_act_header, ctl_hold_us)) ||
-        !pwrite_field(fd_, flags, offsetof(amdqp_act_header, ctl_flags)))
-        fail(Problem::unreadable, path_, "cannot write the control flags", errno);
+    store(offsetof(amdqp_act_header, ctl_alive_ns), until);
+    store(offsetof(amdqp_act_header, ctl_hold_us), hold_us);
+    store(offsetof(amdqp_act_header, ctl_flags), flags);
 }
 
 void Page::ack_busy(std::uint32_t seq) {
     require_control();
-    if (!pwrite_field(fd_, seq, offsetof(amdqp_act_header, busy_ack)))
-        fail(Problem::unreadable, path_, "cannot write the ack", errno);
+    store(offsetof(amdqp_act_header, busy_ack), seq);
     futex(futex_word(offsetof(amdqp_act_header, busy_ack)), FUTEX_WAKE, INT_MAX, nullptr);
 }
 

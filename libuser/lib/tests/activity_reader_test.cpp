@@ -103,6 +103,34 @@ TEST(ActivityReader, ReadsTheReadIndexInTheOwner) {
     EXPECT_FALSE(page.read_index(none));
 }
 
+TEST(ActivityReader, ReadsEveryReadIndexInOneGoAndSkipsTheUnreadable) {
+    ActivityWriter w;
+    static std::uint64_t ids[3] = {7, 8, 9};
+    for (std::uint64_t& id : ids) {
+        SlotInit init;
+        init.read_index_va = reinterpret_cast<std::uint64_t>(&id);
+        ASSERT_GE(w.take_slot(init), 0);
+    }
+    SlotInit unmapped;  // page 0: never mapped, so the kernel stops there
+    unmapped.read_index_va = 8;
+    ASSERT_GE(w.take_slot(unmapped), 0);
+    SlotInit none;  // no read index at all
+    ASSERT_GE(w.take_slot(none), 0);
+    Page page = Page::open(getpid(), Page::Access::read);
+    auto snap = page.snapshot();
+    ASSERT_EQ(snap.slots.size(), 5u);
+    // The unreadable one in the middle: those after it are still read.
+    std::swap(snap.slots[1], snap.slots[3]);
+    auto got = page.read_indexes(snap.slots);
+    ASSERT_EQ(got.size(), 5u);
+    EXPECT_EQ(got[0], 7u);
+    EXPECT_FALSE(got[1].has_value());
+    EXPECT_EQ(got[2], 9u);
+    EXPECT_EQ(got[3], 8u);
+    EXPECT_FALSE(got[4].has_value());
+    EXPECT_TRUE(page.read_indexes({}).empty());
+}
+
 TEST(ActivityReader, RefusesOtherFormats) {
     pid_t me = getpid();
     amdqp_test::MemPage page;

@@ -23,6 +23,7 @@ for fn in 'activity::runtime_dir' 'activity::socket_path(' 'activity::untrusted_
 	'activity::scan(' 'activity::Snapshot::group' 'activity::PageError::PageError(' \
 	'activity::Page::open(' 'activity::Page::open_path(' 'activity::Page::liveness() const' \
 	'activity::Page::snapshot() const' 'activity::Page::read_index(' \
+	'activity::Page::read_indexes(' \
 	'activity::Page::send_coop(' 'activity::Page::wait_coop(' \
 	'activity::Page::request_coop(' 'activity::Page::renew_lease(' \
 	'activity::Page::Page(amdqp::activity::Page&&)' 'activity::Page::~Page()' \

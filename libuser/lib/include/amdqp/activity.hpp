@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -195,6 +196,8 @@ class AMDQP_API Page {
     // (process_vm_readv(2): needs ptrace read access); nullopt if it cannot
     // be read.
     std::optional<std::uint64_t> read_index(const Slot& slot) const;
+    // read_index() of each of @slots, in one process_vm_readv where it can.
+    std::vector<std::optional<std::uint64_t>> read_indexes(std::span<const Slot> slots) const;
 
     // Asks the process to take its queues off (@suspend) or put them back,
     // and returns the request's number (the new coop_seq) without waiting:
@@ -242,9 +245,13 @@ class AMDQP_API Page {
     void reset() noexcept;
     void read_header(amdqp_act_header& out) const;
     void require_control() const;
-    // The address of the header field at @offset in this controller's
-    // mapping of the page (made at first need), for futex(2).
-    void* futex_word(std::size_t offset);
+    // This reader's shared mapping of the whole page, made at first need:
+    // read-only, or read-write for Access::control.
+    unsigned char* view() const;
+    // The address of the header field at @offset in view(), for futex(2).
+    void* futex_word(std::size_t offset) { return view() + offset; }
+    template <typename T>
+    void store(std::size_t offset, T value);
     void write_lease(std::chrono::milliseconds lease);
     // wait_coop(), renewing the lease every @lease / 3 when @lease > 0.
     CoopResult await_ack(std::uint32_t seq, std::chrono::milliseconds timeout,
@@ -254,7 +261,7 @@ class AMDQP_API Page {
     pid_t pid_ = 0;
     pid_t self_pid_ = 0;  // the pid in the page: pid_, or pid_ in its own pid namespace
     int fd_ = -1;
-    void* map_ = nullptr;  // futex addresses only, never dereferenced
+    mutable void* map_ = nullptr;  // view(): size_ bytes, or nullptr
     std::uint64_t start_time_ = 0;
     dev_t dev_ = 0;
     ino_t ino_ = 0;
