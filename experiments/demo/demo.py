@@ -33,7 +33,7 @@ results are printed side by side and written as JSON:
 
 The first --warmup-s of every high-priority run is not measured, and in
 the phases with amdqpd the measured requests begin only after amdqpd
-reported the high-priority process with its queue in its status file:
+reported the high-priority process with its queue in its status:
 what is measured is the policy at work, not a process's start.
 
 Phases: hp-alone, lp-alone, both (no policy), both+amdqpd (default order:
