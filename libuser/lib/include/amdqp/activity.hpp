@@ -193,7 +193,7 @@ class AMDQP_API Page {
 
     // The 64-bit read index at @slot.read_index_va in the owner
     // (process_vm_readv(2): needs ptrace read access); nullopt if it cannot
-    // be read.
+    // be read (errno says why; 0 when the slot has no address).
     std::optional<std::uint64_t> read_index(const Slot& slot) const;
 
     // Asks the process to take its queues off (@suspend) or put them back,
