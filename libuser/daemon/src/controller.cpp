@@ -688,6 +688,16 @@ void Controller::sync_slots(pid_t pid, Proc& p, const activity::Snapshot& snap,
     }
 }
 
+namespace {
+
+// On the hardware, held by nobody, and suspendable (not immune after a
+// watchdog or budget resume): a call in force does not cover it.
+bool runs_unheld(const QueueInfo& q) {
+    return !q.held() && !q.suspended() && !(q.state & AMDQP_QSTATE_COOLDOWN);
+}
+
+}  // namespace
+
 void Controller::reconcile_kernel() {
     if (!dev_)
         return;
@@ -716,6 +726,12 @@ void Controller::reconcile_kernel() {
                 q.priority = want;
                 if (!p.verdict.group.empty())
                     q.group = p.verdict.group + "@" + std::to_string(want);
+                policy_->add_queue(q);
+            } else if (policy_->active(q.key) && runs_unheld(k->second) &&
+                       q.priority < policy_->suspend_level(q.key.gpu_id)) {
+                // Let go by amdqp.ko's starvation budget and no longer
+                // immune: the call in force does not hold it any more, and
+                // the policy makes it again (as for a newcomer).
                 policy_->add_queue(q);
             }
             ++it;
@@ -753,8 +769,6 @@ void Controller::reconcile_kernel() {
         const int prio = static_cast<int>(q.priority);
         policy::Policy::Unwatched& u = unwatched[q.gpu_id];
         const auto before = unwatched_.find(key);
-        if (before == unwatched_.end())
-            lower(u.newcomer, prio);
         // Working, by the backend's counts: work in flight, or submitted
         // since the last look. A queue this daemon holds off cannot show
         // either (the hardware fetches nothing of it): it keeps what it was
@@ -766,6 +780,10 @@ void Controller::reconcile_kernel() {
         seen[key] = {q.submitted, working};
         if (working)
             lower(u.working, prio);
+        // Not held by a call in force: new (a call holds the queues that
+        // exist), or working again after amdqp.ko's budget let it go.
+        if (before == unwatched_.end() || (working && runs_unheld(q)))
+            lower(u.unheld, prio);
         // Its activity is unknown unless the backend counts its work: it
         // is a victim of any suspension above it unless known to be idle.
         if (working || q.submitted == 0 || q.completed < q.submitted)

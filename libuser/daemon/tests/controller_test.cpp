@@ -723,6 +723,46 @@ TEST_F(ControllerTest, UntaggedQueueWorkingBetweenLooksIsSuspendedAndStaysSo) {
     }
 }
 
+// amdqp.ko's starvation budget resumes a queue and drops every hold on it,
+// then keeps it immune a while. Once it is not, a call still in force
+// does not cover it: amdqpd makes the call again, for a tagged victim and
+// an untagged one, instead of leaving them running until the high work's
+// level changes.
+TEST_F(ControllerTest, VictimsLetGoByTheKernelsBudgetAreTakenAgain) {
+    cfg_.policy.min_low_share = 0;
+    Tagged hp(dir_.path(), shared_, 0, 12, 0x20000);
+    fake_->add_queue(hp.pid(), kGpu, 0x20000, 12, getuid());
+    Tagged lp(dir_.path(), shared_, 1, 2, 0x10000);
+    auto& lq = fake_->add_queue(lp.pid(), kGpu, 0x10000, 2, getuid());
+    Untagged victim;
+    auto& vq = fake_->add_queue(victim.pid(), kGpu, 0x90000, 7, getuid());
+    vq.submitted = 3;
+    vq.completed = 2;
+    auto c = make();
+    c->step();
+    lp.doorbell(1);  // read index 0: work queued
+    hp.doorbell(1);  // busy for good
+    const auto both = [&] {
+        return fake_->suspended(lp.pid(), kGpu, lq.queue_id) &&
+               fake_->suspended(victim.pid(), kGpu, vq.queue_id);
+    };
+    ASSERT_TRUE(step_until(*c, both));
+    const auto calls = c->policy().stats().suspend_calls;
+    lq.holders.clear();  // the budget's resume
+    vq.holders.clear();
+    lq.cooldown = vq.cooldown = true;
+    for (int i = 0; i < 10; i++) {
+        c->step();
+        std::this_thread::sleep_for(1ms);
+    }
+    EXPECT_FALSE(fake_->suspended(victim.pid(), kGpu, vq.queue_id)) << "immune";
+    lq.cooldown = vq.cooldown = false;
+    // Well inside the policy's own bound (500 ms), whose run slice and
+    // new call would take them again too.
+    EXPECT_TRUE(step_until(*c, both, 200ms)) << "left running under the call in force";
+    EXPECT_GT(c->policy().stats().suspend_calls, calls);
+}
+
 // One uid's many processes: only max_pages_per_uid of them are looked at.
 TEST_F(ControllerTest, PagesPerUidAreCapped) {
     cfg_.max_pages_per_uid = 2;

@@ -49,7 +49,7 @@ void Policy::remove_queue(const QueueKey& key) {
 
 void Policy::set_unwatched(std::uint32_t gpu, const Unwatched& unwatched) {
     Unwatched u = unwatched;
-    u.newcomer.reset();  // acted on here, not kept
+    u.unheld.reset();  // acted on here, not kept
     auto it = gpus_.find(gpu);
     if (it == gpus_.end()) {
         if (!u.lowest && !u.working)
@@ -59,7 +59,7 @@ void Policy::set_unwatched(std::uint32_t gpu, const Unwatched& unwatched) {
     Gpu& g = it->second;
     // SUSPEND_BELOW acts on the queues that exist when it is called: as
     // for a tagged newcomer (add_queue), the call is made again.
-    const bool reapply = unwatched.newcomer && *unwatched.newcomer < g.applied;
+    const bool reapply = unwatched.unheld && *unwatched.unheld < g.applied;
     if (g.unwatched == u && !reapply)
         return;
     g.unwatched = u;

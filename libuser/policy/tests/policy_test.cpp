@@ -354,8 +354,9 @@ TEST(Policy, UnwatchedWorkingQueueAsksForASuspension) {
 }
 
 // SUSPEND_BELOW holds the queues that exist when it is made: a queue
-// nobody tagged that appears below the level in force needs the call again.
-TEST(Policy, UnwatchedNewcomerBelowTheLevelGetsTheCallAgain) {
+// nobody tagged that appears below the level in force (or that amdqp.ko's
+// budget let go) needs the call again.
+TEST(Policy, UnwatchedUnheldQueueBelowTheLevelGetsTheCallAgain) {
     Rig rig;
     const auto lp = rig.add(20, 1, 2);
     const auto hp = rig.add(10, 1, 12);
@@ -363,11 +364,11 @@ TEST(Policy, UnwatchedNewcomerBelowTheLevelGetsTheCallAgain) {
     ring(rig, {hp});
     ASSERT_EQ(rig.actions.of(Call::kSuspend).size(), 1u);
     rig.policy.set_unwatched(1, Policy::Unwatched{7, std::nullopt, 7});
-    EXPECT_EQ(rig.actions.of(Call::kSuspend).size(), 2u) << "made again for the newcomer";
+    EXPECT_EQ(rig.actions.of(Call::kSuspend).size(), 2u) << "made again for it";
     rig.policy.set_unwatched(1, Policy::Unwatched{7, std::nullopt, std::nullopt});
     EXPECT_EQ(rig.actions.of(Call::kSuspend).size(), 2u) << "once";
     rig.policy.set_unwatched(1, Policy::Unwatched{7, std::nullopt, 13});
-    EXPECT_EQ(rig.actions.of(Call::kSuspend).size(), 2u) << "a newcomer above the level";
+    EXPECT_EQ(rig.actions.of(Call::kSuspend).size(), 2u) << "one above the level";
 }
 
 }  // namespace

@@ -70,10 +70,12 @@ class Policy {
         // unknown activity do not: a call for them alone would preempt the
         // high work (a runlist update) for victims that may have no work.
         std::optional<int> working;
-        // The lowest priority among those listed for the first time: a call
-        // made before they existed does not hold them, so one below the
-        // level in force is made again.
-        std::optional<int> newcomer;
+        // The lowest priority among those a call in force does not hold:
+        // listed for the first time (a call holds the queues that exist
+        // when it is made), or working on the hardware again after amdqp.ko
+        // let them go (its starvation budget). One below the level in
+        // force has the call made again.
+        std::optional<int> unheld;
         bool operator==(const Unwatched&) const = default;
     };
     void set_unwatched(std::uint32_t gpu, const Unwatched& unwatched);
@@ -121,7 +123,7 @@ class Policy {
         bool reapply = false;                   // a new victim arrived
         std::optional<std::int64_t> since;      // starved continuously since
         std::optional<std::int64_t> fed_since;  // not starved since (since kept until a slice)
-        Unwatched unwatched;                    // queues not watched (newcomer unused)
+        Unwatched unwatched;                    // queues not watched (unheld unused)
         std::optional<std::int64_t> run_until;  // forced run slice
         std::deque<std::pair<std::int64_t, std::int64_t>> starved;  // in share_window
     };
