@@ -5,6 +5,8 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <limits>
 
 #include <nlohmann/json.hpp>
@@ -700,6 +702,16 @@ void Controller::sync_slots(pid_t pid, Proc& p, const activity::Snapshot& snap,
     }
 }
 
+namespace {
+
+// On the hardware, held by nobody, and suspendable (not immune after a
+// watchdog or budget resume): a call in force does not cover it.
+bool runs_unheld(const QueueInfo& q) {
+    return !q.held() && !q.suspended() && !(q.state & AMDQP_QSTATE_COOLDOWN);
+}
+
+}  // namespace
+
 void Controller::reconcile_kernel() {
     if (!dev_)
         return;
@@ -729,13 +741,23 @@ void Controller::reconcile_kernel() {
                 if (!p.verdict.group.empty())
                     q.group = p.verdict.group + "@" + std::to_string(want);
                 policy_->add_queue(q);
+            } else if (policy_->active(q.key) && runs_unheld(k->second) &&
+                       q.priority < policy_->suspend_level(q.key.gpu_id)) {
+                // Let go by amdqp.ko's starvation budget and no longer
+                // immune: the call in force does not hold it any more, and
+                // the policy makes it again (as for a newcomer).
+                policy_->add_queue(q);
             }
             ++it;
         }
     }
     // Queues no page speaks for: clamped to their owner's ceiling, and
     // victims of every suspension above them.
-    std::map<std::uint32_t, int> lowest;
+    std::map<std::uint32_t, policy::Policy::Unwatched> unwatched;
+    std::map<policy::QueueKey, UnwatchedSeen> seen;
+    const auto lower = [](std::optional<int>& at, int priority) {
+        at = std::min(at.value_or(priority), priority);
+    };
     std::map<pid_t, std::pair<ProcessFacts, Verdict>> owners;
     for (auto& [key, q] : queue_ids_) {
         if (watched.contains(key) || removed_gpus_.contains(q.gpu_id))
@@ -758,21 +780,37 @@ void Controller::reconcile_kernel() {
         }
         if (v)
             clamp(q, effective_priority(*v, asked(q)));
+        const int prio = static_cast<int>(q.priority);
+        policy::Policy::Unwatched& u = unwatched[q.gpu_id];
+        const auto before = unwatched_.find(key);
+        // Working, by the backend's counts: work in flight, or submitted
+        // since the last look. A queue this daemon holds off cannot show
+        // either (the hardware fetches nothing of it): it keeps what it was
+        // when it was taken, until it runs again.
+        const bool working =
+            q.submitted > q.completed ||
+            (before != unwatched_.end() && q.submitted > before->second.submitted) ||
+            (q.held() && before != unwatched_.end() && before->second.working);
+        seen[key] = {q.submitted, working};
+        if (working)
+            lower(u.working, prio);
+        // Not held by a call in force: new (a call holds the queues that
+        // exist), or working again after amdqp.ko's budget let it go.
+        if (before == unwatched_.end() || (working && runs_unheld(q)))
+            lower(u.unheld, prio);
         // Its activity is unknown unless the backend counts its work: it
         // is a victim of any suspension above it unless known to be idle.
-        if (q.submitted > 0 && q.completed >= q.submitted)
-            continue;
-        auto [it, fresh] = lowest.try_emplace(q.gpu_id, static_cast<int>(q.priority));
-        if (!fresh)
-            it->second = std::min(it->second, static_cast<int>(q.priority));
+        if (working || q.submitted == 0 || q.completed < q.submitted)
+            lower(u.lowest, prio);
     }
     owners_ = std::move(owners);
+    unwatched_ = std::move(seen);
     std::set<std::uint32_t> gpus = gpus_;
-    for (const auto& [g, l] : lowest)
+    for (const auto& [g, u] : unwatched)
         gpus.insert(g);
     for (auto g : gpus) {
-        auto it = lowest.find(g);
-        policy_->set_unwatched(g, it == lowest.end() ? std::nullopt : std::optional(it->second));
+        auto it = unwatched.find(g);
+        policy_->set_unwatched(g, it == unwatched.end() ? policy::Policy::Unwatched{} : it->second);
     }
     push_ceilings();
 }
@@ -904,13 +942,17 @@ void Controller::step() {
             if (const auto& r = read_indexes[i]) {
                 qs.read_index = *r;
             } else {
+                const int err = errno;
                 qs.read_index_known = false;
-                if (unreadable_.insert(key).second)
-                    log_.warning("read_index", "pid " + std::to_string(pid) + " gpu " +
-                                                   std::to_string(key.gpu_id) + " queue " +
-                                                   std::to_string(key.queue_id) +
-                                                   ": read index unreadable (no ptrace access?): "
-                                                   "idle is judged by doorbells alone");
+                // No address (yet): the tagging layer takes the slot when
+                // the queue's creation ioctl returns and learns the address
+                // only when the HSA call does. Not a failure to report.
+                if (s.read_index_va && unreadable_.insert(key).second)
+                    log_.warning("read_index",
+                                 "pid " + std::to_string(pid) + " gpu " +
+                                     std::to_string(key.gpu_id) + " queue " +
+                                     std::to_string(key.queue_id) + ": read index unreadable (" +
+                                     std::strerror(err) + "): idle is judged by doorbells alone");
             }
             // The control loop is timed from the doorbell that starts work
             // outranking something: not a lower queue's own doorbell.

@@ -179,6 +179,13 @@ class Controller {
     std::map<pid_t, std::int64_t> looked_up_;  // pid -> last LIST_QUEUES of its own
     // Owners of queues nobody tagged: their verdict, by pid and start.
     std::map<pid_t, std::pair<ProcessFacts, Verdict>> owners_;
+    // Queues nobody tagged at the last LIST_QUEUES: their submitted count
+    // then, and whether they were working (reconcile_kernel).
+    struct UnwatchedSeen {
+        std::uint64_t submitted = 0;
+        bool working = false;
+    };
+    std::map<policy::QueueKey, UnwatchedSeen> unwatched_;
     std::set<policy::QueueKey> clamp_failed_;  // SET_PRIORITY refused: not retried
     std::set<std::uint32_t> over_budget_;      // uids told about once
     std::unique_ptr<PodDirectory> pods_;

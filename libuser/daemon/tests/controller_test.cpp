@@ -617,6 +617,152 @@ TEST_F(ControllerTest, UntaggedVictimGetsItsRunSlices) {
     EXPECT_GT(c->policy().stats().starvation_hits, 0u);
 }
 
+// A child that never tags, holding a queue of the fake: an untagged victim.
+class Untagged {
+  public:
+    Untagged() {
+        pid_ = fork();
+        if (pid_ == 0) {
+            for (;;)
+                pause();
+        }
+    }
+    ~Untagged() {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, nullptr, 0);
+    }
+    pid_t pid() const { return pid_; }
+
+  private:
+    pid_t pid_;
+};
+
+// issue 25, trust.vm: a tenant granted high by a uid rule, busy, next to
+// another user's untagged queue that has work. amdqpd made no call at all
+// (only tagged lower queues asked for one); the backend's counts say the
+// victim works, so it is suspended like a tagged one. The tenant's read
+// index is unknown (its slot has no address), as it can be: its doorbells
+// decide.
+TEST_F(ControllerTest, GrantedTenantSuspendsAnUntaggedVictimWithWork) {
+    // A tenant of its own uid where the test can make one (root).
+    const uid_t tenant = geteuid() == 0 ? 2000 : getuid();
+    if (geteuid() == 0)
+        chmod(dir_.path().c_str(), 01777);
+    Rule grant;
+    grant.uid = tenant;
+    grant.max_priority = 12;
+    grant.where = "grant:1";
+    cfg_.rules = {grant};
+    auto init = Tagged::slot(shared_, 0, 12, 0x20000);
+    init.read_index_va = 0;
+    Tagged hp(dir_.path(), {init}, nullptr,
+              tenant != getuid() ? std::optional<uid_t>(tenant) : std::nullopt);
+    ASSERT_NE(hp.page(), nullptr);
+    fake_->add_queue(hp.pid(), kGpu, 0x20000, 12, tenant);
+    Untagged victim;
+    auto& vq = fake_->add_queue(victim.pid(), kGpu, 0x90000, 7, 65534);
+    vq.submitted = 10;  // a kernel in flight
+    vq.completed = 9;
+    auto c = make();
+    c->step();
+    EXPECT_FALSE(fake_->suspended(victim.pid(), kGpu, vq.queue_id)) << "H is idle";
+    std::uint64_t db = 0;
+    EXPECT_TRUE(step_until(*c, [&] {
+        hp.doorbell(++db);
+        return fake_->suspended(victim.pid(), kGpu, vq.queue_id);
+    })) << "no suspension for the granted tenant";
+    EXPECT_GT(c->policy().stats().suspend_calls, 0u);
+    EXPECT_EQ(c->policy().suspend_level(kGpu), 12);
+    // H stops ringing: its hysteresis runs out and the victim runs.
+    EXPECT_TRUE(step_until(*c, [&] { return !fake_->suspended(victim.pid(), kGpu, vq.queue_id); }));
+}
+
+// The control: an untagged queue whose activity the backend does not
+// count (kfd: 0 and 0) asks for no call; one made for it alone would
+// preempt the high work for a victim that may have nothing to run.
+TEST_F(ControllerTest, UntaggedQueueOfUnknownActivityAsksForNoCall) {
+    Tagged hp(dir_.path(), shared_, 0, 12, 0x20000);
+    fake_->add_queue(hp.pid(), kGpu, 0x20000, 12, getuid());
+    Untagged victim;
+    auto& vq = fake_->add_queue(victim.pid(), kGpu, 0x90000, 7, getuid());
+    auto c = make();
+    c->step();
+    hp.doorbell(1);  // read index 0: busy for good
+    const auto end = std::chrono::steady_clock::now() + 50ms;
+    while (std::chrono::steady_clock::now() < end) {
+        c->step();
+        std::this_thread::sleep_for(1ms);
+    }
+    EXPECT_FALSE(fake_->suspended(victim.pid(), kGpu, vq.queue_id));
+    EXPECT_EQ(c->policy().stats().suspend_calls, 0u);
+}
+
+// Work counts that only grow between two looks (each kernel done by the
+// time of the look) show a working queue too; held, it shows nothing
+// (the hardware fetches nothing of it) and stays what it was.
+TEST_F(ControllerTest, UntaggedQueueWorkingBetweenLooksIsSuspendedAndStaysSo) {
+    Tagged hp(dir_.path(), shared_, 0, 12, 0x20000);
+    fake_->add_queue(hp.pid(), kGpu, 0x20000, 12, getuid());
+    Untagged victim;
+    auto& vq = fake_->add_queue(victim.pid(), kGpu, 0x90000, 7, getuid());
+    vq.submitted = vq.completed = 5;  // known idle
+    auto c = make();
+    c->step();
+    hp.doorbell(1);  // busy for good
+    for (int i = 0; i < 20; i++) {
+        c->step();
+        std::this_thread::sleep_for(1ms);
+    }
+    ASSERT_FALSE(fake_->suspended(victim.pid(), kGpu, vq.queue_id)) << "idle: no call";
+    vq.submitted = vq.completed = 6;
+    EXPECT_TRUE(step_until(*c, [&] { return fake_->suspended(victim.pid(), kGpu, vq.queue_id); }));
+    for (int i = 0; i < 20; i++) {
+        c->step();
+        std::this_thread::sleep_for(1ms);
+        ASSERT_TRUE(fake_->suspended(victim.pid(), kGpu, vq.queue_id)) << "let go at look " << i;
+    }
+}
+
+// amdqp.ko's starvation budget resumes a queue and drops every hold on it,
+// then keeps it immune a while. Once it is not, a call still in force
+// does not cover it: amdqpd makes the call again, for a tagged victim and
+// an untagged one, instead of leaving them running until the high work's
+// level changes.
+TEST_F(ControllerTest, VictimsLetGoByTheKernelsBudgetAreTakenAgain) {
+    cfg_.policy.min_low_share = 0;
+    Tagged hp(dir_.path(), shared_, 0, 12, 0x20000);
+    fake_->add_queue(hp.pid(), kGpu, 0x20000, 12, getuid());
+    Tagged lp(dir_.path(), shared_, 1, 2, 0x10000);
+    auto& lq = fake_->add_queue(lp.pid(), kGpu, 0x10000, 2, getuid());
+    Untagged victim;
+    auto& vq = fake_->add_queue(victim.pid(), kGpu, 0x90000, 7, getuid());
+    vq.submitted = 3;
+    vq.completed = 2;
+    auto c = make();
+    c->step();
+    lp.doorbell(1);  // read index 0: work queued
+    hp.doorbell(1);  // busy for good
+    const auto both = [&] {
+        return fake_->suspended(lp.pid(), kGpu, lq.queue_id) &&
+               fake_->suspended(victim.pid(), kGpu, vq.queue_id);
+    };
+    ASSERT_TRUE(step_until(*c, both));
+    const auto calls = c->policy().stats().suspend_calls;
+    lq.holders.clear();  // the budget's resume
+    vq.holders.clear();
+    lq.cooldown = vq.cooldown = true;
+    for (int i = 0; i < 10; i++) {
+        c->step();
+        std::this_thread::sleep_for(1ms);
+    }
+    EXPECT_FALSE(fake_->suspended(victim.pid(), kGpu, vq.queue_id)) << "immune";
+    lq.cooldown = vq.cooldown = false;
+    // Well inside the policy's own bound (500 ms), whose run slice and
+    // new call would take them again too.
+    EXPECT_TRUE(step_until(*c, both, 200ms)) << "left running under the call in force";
+    EXPECT_GT(c->policy().stats().suspend_calls, calls);
+}
+
 // One uid's many processes: only max_pages_per_uid of them are looked at.
 TEST_F(ControllerTest, PagesPerUidAreCapped) {
     cfg_.max_pages_per_uid = 2;

@@ -382,13 +382,19 @@ Snapshot Page::snapshot() const {
 }
 
 std::optional<std::uint64_t> Page::read_index(const Slot& slot) const {
-    if (!slot.read_index_va)
+    if (!slot.read_index_va) {
+        errno = 0;
         return std::nullopt;
+    }
     std::uint64_t value = 0;
     struct iovec local = {&value, sizeof(value)};
     struct iovec remote = {reinterpret_cast<void*>(slot.read_index_va), sizeof(value)};
-    if (process_vm_readv(pid_, &local, 1, &remote, 1, 0) != sizeof(value))
+    const ssize_t n = process_vm_readv(pid_, &local, 1, &remote, 1, 0);
+    if (n != sizeof(value)) {
+        if (n >= 0)
+            errno = EFAULT;  // a partial read: the end is not mapped
         return std::nullopt;
+    }
     return value;
 }
 

@@ -47,16 +47,23 @@ void Policy::remove_queue(const QueueKey& key) {
         decide();
 }
 
-void Policy::set_unwatched(std::uint32_t gpu, std::optional<int> lowest_priority) {
+void Policy::set_unwatched(std::uint32_t gpu, const Unwatched& unwatched) {
+    Unwatched u = unwatched;
+    u.unheld.reset();  // acted on here, not kept
     auto it = gpus_.find(gpu);
     if (it == gpus_.end()) {
-        if (!lowest_priority)
+        if (!u.lowest && !u.working)
             return;
         it = gpus_.try_emplace(gpu).first;
     }
-    if (it->second.unwatched == lowest_priority)
+    Gpu& g = it->second;
+    // SUSPEND_BELOW acts on the queues that exist when it is called: as
+    // for a tagged newcomer (add_queue), the call is made again.
+    const bool reapply = unwatched.unheld && *unwatched.unheld < g.applied;
+    if (g.unwatched == u && !reapply)
         return;
-    it->second.unwatched = lowest_priority;
+    g.unwatched = u;
+    g.reapply = g.reapply || reapply;
     decide();
 }
 
@@ -190,7 +197,7 @@ void Policy::account(std::int64_t now) {
         const auto low = lowest_active.find(id);
         const bool starving =
             g.applied > 0 && ((low != lowest_active.end() && low->second < g.applied) ||
-                              (g.unwatched && *g.unwatched < g.applied));
+                              (g.unwatched.lowest && *g.unwatched.lowest < g.applied));
         const bool open = starving_now(g);
         // A stretch ends only once the victims ran for a whole run slice:
         // an idle->busy toggle of the high work (a resume of a few ms)
@@ -261,14 +268,21 @@ std::map<std::uint32_t, int> Policy::wanted_levels(std::int64_t now) const {
     }
     close_over_groups(level);
     // A level with nothing below it suspends nothing: no call for it.
-    // (Only tagged queues ask for a call: one for queues nobody tagged
-    // would preempt the high work for victims that may have no work. Once
-    // made, the call holds them too, and the bound counts them: account.)
+    // Tagged queues ask for a call, and so do queues nobody tagged that
+    // amdqp.ko's backend reports working; not those of unknown activity
+    // (Unwatched::working). Once made, the call holds them all, and the
+    // bound counts them: account.
     std::map<std::uint32_t, int> lowest;
-    for (const auto& [key, q] : queues_) {
-        auto [it, fresh] = lowest.try_emplace(key.gpu_id, q.info.priority);
+    const auto lower = [&lowest](std::uint32_t gpu, int priority) {
+        auto [it, fresh] = lowest.try_emplace(gpu, priority);
         if (!fresh)
-            it->second = std::min(it->second, q.info.priority);
+            it->second = std::min(it->second, priority);
+    };
+    for (const auto& [key, q] : queues_)
+        lower(key.gpu_id, q.info.priority);
+    for (const auto& [id, g] : gpus_) {
+        if (g.unwatched.working)
+            lower(id, *g.unwatched.working);
     }
     for (auto& [gpu, lvl] : level) {
         const auto low = lowest.find(gpu);

@@ -330,5 +330,46 @@ TEST(Policy, UnknownReadIndexFallsBackToDoorbells) {
     EXPECT_EQ(rig.actions.calls.size(), 2u);
 }
 
+// Queues nobody tagged, next to busy high work. Those amdqp.ko's backend
+// reports working ask for a suspension as a busy tagged lower queue does:
+// before, none did, and a granted tenant beside an untagged victim got no
+// call at all (trust.vm, issue 25). Those of unknown activity still do not.
+TEST(Policy, UnwatchedWorkingQueueAsksForASuspension) {
+    Rig rig;
+    const auto hp = rig.add(10, 1, 12);
+    rig.policy.set_unwatched(1, 7);  // activity unknown
+    ring(rig, {hp});
+    EXPECT_TRUE(rig.actions.of(Call::kSuspend).empty()) << "a call for victims of unknown work";
+    rig.policy.set_unwatched(1, Policy::Unwatched{7, 7, std::nullopt});
+    const auto calls = rig.actions.of(Call::kSuspend);
+    ASSERT_EQ(calls.size(), 1u);
+    EXPECT_EQ(calls[0].priority, 12);
+    EXPECT_EQ(rig.policy.suspend_level(1), 12);
+    // It stops working (and is not held): nothing asks any more.
+    rig.policy.set_unwatched(1, Policy::Unwatched{7, std::nullopt, std::nullopt});
+    EXPECT_EQ(rig.policy.suspend_level(1), 0);
+    // Working again, but not below the busy level: no call.
+    rig.policy.set_unwatched(1, Policy::Unwatched{12, 12, std::nullopt});
+    EXPECT_EQ(rig.actions.of(Call::kSuspend).size(), 1u);
+}
+
+// SUSPEND_BELOW holds the queues that exist when it is made: a queue
+// nobody tagged that appears below the level in force (or that amdqp.ko's
+// budget let go) needs the call again.
+TEST(Policy, UnwatchedUnheldQueueBelowTheLevelGetsTheCallAgain) {
+    Rig rig;
+    const auto lp = rig.add(20, 1, 2);
+    const auto hp = rig.add(10, 1, 12);
+    rig.keep_busy(lp);
+    ring(rig, {hp});
+    ASSERT_EQ(rig.actions.of(Call::kSuspend).size(), 1u);
+    rig.policy.set_unwatched(1, Policy::Unwatched{7, std::nullopt, 7});
+    EXPECT_EQ(rig.actions.of(Call::kSuspend).size(), 2u) << "made again for it";
+    rig.policy.set_unwatched(1, Policy::Unwatched{7, std::nullopt, std::nullopt});
+    EXPECT_EQ(rig.actions.of(Call::kSuspend).size(), 2u) << "once";
+    rig.policy.set_unwatched(1, Policy::Unwatched{7, std::nullopt, 13});
+    EXPECT_EQ(rig.actions.of(Call::kSuspend).size(), 2u) << "one above the level";
+}
+
 }  // namespace
 }  // namespace amdqp::policy::test

@@ -245,6 +245,8 @@ int FakeAmdqp::list_queues(int fd, amdqp_list_queues* req) {
         info.holders = static_cast<std::uint32_t>(q.holders.size());
         info.backend = AMDQP_BACKEND_SIM;
         info.suspend_count = q.suspend_count;
+        info.submitted = q.submitted;
+        info.completed = q.completed;
         info.created_ns = 42;
         info.state = state_of(q, fd);
         std::memcpy(out + i * req->info_size, &info, std::min(copy, sizeof(info)));

@@ -51,6 +51,10 @@ struct FakeQueue {
     bool cooldown = false;  // suspend answers -EAGAIN
     int fail_suspend = 0;   // if set, suspend answers this negative errno
     std::uint64_t suspend_count = 0;
+    // The backend's work counts (LIST_QUEUES); 0, 0: a backend that does
+    // not count (kfd).
+    std::uint64_t submitted = 0;
+    std::uint64_t completed = 0;
     std::set<int> holders;  // fds holding it suspended
 };
 

@@ -40,8 +40,11 @@ trap 'rm -rf "$w"' EXIT
 "$cc" -O2 -Wall -Wextra -Werror -I"$root/uapi" -I"$root/libuser/lib/include" \
 	-o "$w/trust_tool" "$here/trust_tool.c"
 set +e
-bash "$here/tagging-vm.sh" --guest "$here/trust-guest.sh" \
-	--extra-dyn "$w/trust_tool:/opt/amdqp-e2e/bin/trust_tool" "$@"
+# The suite is long (attacks by the dozen, each waiting for its effect in
+# an emulated VM): a limit of its own, inside ctest's (CMakeLists.txt).
+AMDQP_TAGGING_VM_TIMEOUT="${AMDQP_TAGGING_VM_TIMEOUT:-780}" \
+	bash "$here/tagging-vm.sh" --guest "$here/trust-guest.sh" \
+		--extra-dyn "$w/trust_tool:/opt/amdqp-e2e/bin/trust_tool" "$@"
 rc=$?
 set -e
 exit "$rc"

@@ -194,7 +194,7 @@ class AMDQP_API Page {
 
     // The 64-bit read index at @slot.read_index_va in the owner
     // (process_vm_readv(2): needs ptrace read access); nullopt if it cannot
-    // be read.
+    // be read (errno says why; 0 when the slot has no address).
     std::optional<std::uint64_t> read_index(const Slot& slot) const;
     // read_index() of each of @slots, in one process_vm_readv where it can.
     std::vector<std::optional<std::uint64_t>> read_indexes(std::span<const Slot> slots) const;

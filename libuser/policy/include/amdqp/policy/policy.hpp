@@ -57,12 +57,32 @@ class Policy {
     void remove_queue(const QueueKey& key);
     void remove_process(std::int32_t pid);  // exit or crash: all its queues
     // Queues on @gpu the policy does not watch (untagged, or dropped as
-    // untrusted) that SUSPEND_BELOW holds all the same: the lowest
-    // priority among those that may have work, nullopt for none. They
-    // count as victims whenever the GPU is held above them: the starvation
-    // bound covers them as it covers tagged queues. (They never ask for a
-    // suspension themselves.)
-    void set_unwatched(std::uint32_t gpu, std::optional<int> lowest_priority);
+    // untrusted), which SUSPEND_BELOW holds all the same.
+    struct Unwatched {
+        // The lowest priority among those that may have work (activity
+        // unknown, or work known): victims whenever the GPU is held above
+        // them, which the starvation bound counts as it counts tagged
+        // queues. nullopt: none.
+        std::optional<int> lowest;
+        // The lowest priority among those amdqp.ko's backend reports
+        // working (work in flight, or submitted since the last look): they
+        // ask for a suspension as a busy tagged lower queue does. Those of
+        // unknown activity do not: a call for them alone would preempt the
+        // high work (a runlist update) for victims that may have no work.
+        std::optional<int> working;
+        // The lowest priority among those a call in force does not hold:
+        // listed for the first time (a call holds the queues that exist
+        // when it is made), or working on the hardware again after amdqp.ko
+        // let them go (its starvation budget). One below the level in
+        // force has the call made again.
+        std::optional<int> unheld;
+        bool operator==(const Unwatched&) const = default;
+    };
+    void set_unwatched(std::uint32_t gpu, const Unwatched& unwatched);
+    // Only victims, none known to work: set_unwatched(gpu, {lowest}).
+    void set_unwatched(std::uint32_t gpu, std::optional<int> lowest_priority) {
+        set_unwatched(gpu, Unwatched{lowest_priority, std::nullopt, std::nullopt});
+    }
 
     // Samples taken now; queues and processes not listed keep their state.
     // Decides and acts before returning.
@@ -103,7 +123,7 @@ class Policy {
         bool reapply = false;                   // a new victim arrived
         std::optional<std::int64_t> since;      // starved continuously since
         std::optional<std::int64_t> fed_since;  // not starved since (since kept until a slice)
-        std::optional<int> unwatched;           // lowest priority of queues not watched
+        Unwatched unwatched;                    // queues not watched (unheld unused)
         std::optional<std::int64_t> run_until;  // forced run slice
         std::deque<std::pair<std::int64_t, std::int64_t>> starved;  // in share_window
     };
