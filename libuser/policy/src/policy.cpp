@@ -198,6 +198,7 @@ void Policy::account(std::int64_t now) {
         const bool starving =
             g.applied > 0 && ((low != lowest_active.end() && low->second < g.applied) ||
                               (g.unwatched && *g.unwatched < g.applied));
+        const bool open = starving_now(g);
         // The continuous bound is about suspension: a confined queue runs.
         const bool suspended = starving && g.share == 0;
         // A stretch ends only once the victims ran for a whole run slice:
@@ -217,7 +218,7 @@ void Policy::account(std::int64_t now) {
         g.suspended_victims = suspended;
         // The share: a confined victim runs at its share and owes the rest.
         const double rate = starving ? 1.0 - g.share : 0.0;
-        if (starving_now(g) && g.starved.back().rate != rate)
+        if (open && g.starved.back().rate != rate)
             g.starved.back().end = now;
         if (rate > 0 && !starving_now(g))
             g.starved.push_back({now, -1, rate});
@@ -289,25 +290,20 @@ std::map<std::uint32_t, Policy::Hold> Policy::wanted(std::int64_t now) const {
         for (auto gpu : sp.gpus)
             level[gpu] = std::max(level[gpu], sp.busy);
     }
+    std::map<std::uint32_t, double> share;  // what the queues below each level keep
+    for (const auto& [gpu, lvl] : level)
+        share[gpu] = lvl > 0 ? kept_share(gpu, lvl) : 1.0;
+    close_over_groups(level, share);
+    // A level with nothing below it suspends nothing: no call for it.
+    // (Only tagged queues ask for a call: one for queues nobody tagged
+    // would preempt the high work for victims that may have no work. Once
+    // made, the call holds them too, and the bound counts them: account.)
     std::map<std::uint32_t, int> lowest;
     for (const auto& [key, q] : queues_) {
         auto [it, fresh] = lowest.try_emplace(key.gpu_id, q.info.priority);
         if (!fresh)
             it->second = std::min(it->second, q.info.priority);
     }
-    // The share the queues below each level keep (1: nothing below it, so
-    // nothing held: a busy low group's own level must not pull the share
-    // of the group down).
-    std::map<std::uint32_t, double> share;
-    for (const auto& [gpu, lvl] : level) {
-        const auto low = lowest.find(gpu);
-        share[gpu] = low != lowest.end() && low->second < lvl ? kept_share(gpu, lvl) : 1.0;
-    }
-    close_over_groups(level, share);
-    // A level with nothing below it suspends nothing: no call for it.
-    // (Only tagged queues ask for a call: one for queues nobody tagged
-    // would preempt the high work for victims that may have no work. Once
-    // made, the call holds them too, and the bound counts them: account.)
     for (auto& [gpu, lvl] : level) {
         const auto low = lowest.find(gpu);
         if (low == lowest.end() || low->second >= lvl)
@@ -361,6 +357,15 @@ void Policy::close_over_groups(std::map<std::uint32_t, int>& level,
     }
     if (groups.empty())
         return;
+    // Whether a GPU's level holds a queue: a busy low group's own level,
+    // with nothing below it, must not lend its share to the group.
+    std::map<std::uint32_t, int> lowest;
+    for (const auto& [key, q] : queues_) {
+        auto [it, fresh] = lowest.try_emplace(key.gpu_id, q.info.priority);
+        if (!fresh)
+            it->second = std::min(it->second, q.info.priority);
+    }
+    const auto holds = [&](std::uint32_t gpu) { return lowest.at(gpu) < level[gpu]; };
     // Levels only rise and are bounded by kPriorityMax + 1, shares only
     // fall and take the values of a finite set: this ends.
     for (bool grew = true; grew;) {
@@ -378,12 +383,13 @@ void Policy::close_over_groups(std::map<std::uint32_t, int>& level,
             if (!held)
                 continue;
             for (auto gpu : g.gpus) {
+                const double kept = holds(gpu) ? std::min(share[gpu], *held) : *held;
                 if (level[gpu] < g.priority + 1) {
                     level[gpu] = g.priority + 1;
                     grew = true;
                 }
-                if (share[gpu] > *held) {
-                    share[gpu] = *held;
+                if (share[gpu] != kept) {
+                    share[gpu] = kept;
                     grew = true;
                 }
             }

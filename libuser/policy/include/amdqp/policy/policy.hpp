@@ -131,16 +131,19 @@ class Policy {
     };
 
     struct Gpu {
-        int applied = 0;                             // level passed to the kernel
+        int applied = 0;                        // level passed to the kernel
+        bool reapply = false;                   // a new victim arrived
+        std::optional<std::int64_t> since;      // starved continuously since
+        std::optional<std::int64_t> fed_since;  // not starved since (since kept until a slice)
+        std::optional<int> unwatched;           // lowest priority of queues not watched
+        std::optional<std::int64_t> run_until;  // forced run slice
+        std::deque<Starved> starved;            // in share_window
+
+        // Confinement. since and fed_since are about suspension only: a
+        // confined queue runs.
         double share = 0;                            // applied: 0 suspended, else confined
-        bool reapply = false;                        // a new victim arrived
         bool suspended_victims = false;              // suspended, with work below
-        std::optional<std::int64_t> since;           // suspended continuously since
-        std::optional<std::int64_t> fed_since;       // not starved since (since kept until a slice)
-        std::optional<int> unwatched;                // lowest priority of queues not watched
-        std::optional<std::int64_t> run_until;       // forced run slice
         std::optional<std::int64_t> confined_since;  // confined continuously since
-        std::deque<Starved> starved;                 // in share_window
     };
 
     void observe(Queue& q, const QueueSample* s, bool hinted, std::int64_t now);
