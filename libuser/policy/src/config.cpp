@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "amdqp/policy/config.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <sstream>
 
@@ -64,7 +65,26 @@ std::vector<std::string> Config::validate() const {
         err.push_back("hysteresis_max (" + ms(hysteresis_max) +
                       ") must be below max_continuous_suspend (" + ms(max_continuous_suspend) +
                       ")");
+    for (std::size_t p = 0; p < cu_demand.size(); ++p) {
+        if (!(cu_demand[p] >= 0.0 && cu_demand[p] <= 1.0))
+            err.push_back("cu_demand[" + std::to_string(p) +
+                          "] must lie in [0, 1] (0: not known, 1: the whole GPU; both suspend)");
+    }
+    if (confines()) {
+        if (max_continuous_confine <= 0ns)
+            err.push_back("max_continuous_confine must be > 0");
+        if (max_continuous_confine + guard_margin >= watchdog_max_confine)
+            err.push_back(
+                "max_continuous_confine (" + ms(max_continuous_confine) + ") + guard_margin (" +
+                ms(guard_margin) + ") must stay below the kernel watchdog's max_confine_ms (" +
+                ms(watchdog_max_confine) + "), or the watchdog lifts the confinement first");
+    }
     return err;
+}
+
+bool Config::confines() const {
+    return std::any_of(cu_demand.begin(), cu_demand.end(),
+                       [](double d) { return d > 0.0 && d < 1.0; });
 }
 
 }  // namespace amdqp::policy

@@ -2,6 +2,7 @@
 #include "amdqp/policy/policy.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string_view>
 #include <vector>
@@ -17,8 +18,11 @@ std::string joined(const std::vector<std::string>& errors) {
     return s;
 }
 
-const Config& checked(const Config& cfg) {
-    if (auto err = cfg.validate(); !err.empty())
+const Config& checked(const Config& cfg, const Actions& actions) {
+    auto err = cfg.validate();
+    if (cfg.confines() && !actions.can_confine())
+        err.push_back("cu_demand confines a level, but these Actions cannot confine");
+    if (!err.empty())
         throw std::invalid_argument(joined(err));
     return cfg;
 }
@@ -26,7 +30,7 @@ const Config& checked(const Config& cfg) {
 }  // namespace
 
 Policy::Policy(const Config& cfg, const Clock& clock, Actions& actions)
-    : cfg_(checked(cfg)), clock_(clock), actions_(actions) {}
+    : cfg_(checked(cfg, actions)), clock_(clock), actions_(actions) {}
 
 void Policy::add_queue(const QueueInfo& info) {
     auto it = queues_.find(info.key);
@@ -169,15 +173,18 @@ void Policy::expire(std::int64_t now) {
 }
 
 bool Policy::starving_now(const Gpu& g) {
-    return !g.starved.empty() && g.starved.back().second < 0;
+    return !g.starved.empty() && g.starved.back().end < 0;
 }
 
-std::int64_t Policy::starved_in_window(const Gpu& g, std::int64_t now) const {
+// What the lower work owes in the window: suspended time in full,
+// confined time at (1 - share).
+double Policy::starved_in_window(const Gpu& g, std::int64_t now) const {
     const std::int64_t from = now - cfg_.share_window.count();
-    std::int64_t sum = 0;
-    for (const auto& [b, e] : g.starved) {
-        const std::int64_t end = e < 0 ? now : e;
-        sum += std::max<std::int64_t>(0, end - std::max(b, from));
+    double sum = 0;
+    for (const auto& st : g.starved) {
+        const std::int64_t end = st.end < 0 ? now : st.end;
+        sum += st.rate *
+               static_cast<double>(std::max<std::int64_t>(0, end - std::max(st.begin, from)));
     }
     return sum;
 }
@@ -199,6 +206,8 @@ void Policy::account(std::int64_t now) {
             g.applied > 0 && ((low != lowest_active.end() && low->second < g.applied) ||
                               (g.unwatched.lowest && *g.unwatched.lowest < g.applied));
         const bool open = starving_now(g);
+        // The continuous bound is about suspension: a confined queue runs.
+        const bool suspended = starving && g.share == 0;
         // A stretch ends only once the victims ran for a whole run slice:
         // an idle->busy toggle of the high work (a resume of a few ms)
         // must not start the continuous bound over.
@@ -206,18 +215,28 @@ void Policy::account(std::int64_t now) {
             g.since.reset();
             g.fed_since.reset();
         }
-        if (starving && !open) {
+        if (suspended && !g.suspended_victims) {
             if (!g.since)
                 g.since = now;
             g.fed_since.reset();
-            g.starved.emplace_back(now, -1);
-        } else if (!starving && open) {
-            g.starved.back().second = now;
+        } else if (!suspended && g.suspended_victims) {
             g.fed_since = now;
         }
-        while (!g.starved.empty() && g.starved.front().second >= 0 &&
-               g.starved.front().second <= from)
+        g.suspended_victims = suspended;
+        // The share: a confined victim runs at its share and owes the rest.
+        const double rate = starving ? 1.0 - g.share : 0.0;
+        if (open && g.starved.back().rate != rate)
+            g.starved.back().end = now;
+        if (rate > 0 && !starving_now(g))
+            g.starved.push_back({now, -1, rate});
+        while (!g.starved.empty() && g.starved.front().end >= 0 && g.starved.front().end <= from)
             g.starved.pop_front();
+        if (Hold{g.applied, g.share}.confines()) {
+            if (!g.confined_since)
+                g.confined_since = now;
+        } else {
+            g.confined_since.reset();
+        }
     }
 }
 
@@ -239,7 +258,19 @@ std::set<std::uint32_t> Policy::group_closure(std::set<std::uint32_t> gpus) cons
     return gpus;
 }
 
-std::map<std::uint32_t, int> Policy::wanted_levels(std::int64_t now) const {
+// The share of @gpu that the queues below @level keep while it is at
+// @level: 0 (suspended) unless the level's work needs only part of it.
+// Hook for the adaptive demand (issue 27, item 4, not done yet): the grid
+// and workgroup sizes of the dispatch packets of the GPU's high-priority
+// queues, recorded by the tagging layer, would give a demand per GPU here
+// in place of the configured one per level.
+double Policy::kept_share(std::uint32_t gpu, int level) const {
+    static_cast<void>(gpu);
+    const double demand = cfg_.cu_demand.at(static_cast<std::size_t>(level));
+    return demand > 0.0 && demand < 1.0 ? 1.0 - demand : 0.0;
+}
+
+std::map<std::uint32_t, Policy::Hold> Policy::wanted(std::int64_t now) const {
     std::map<std::uint32_t, int> level;
     for (const auto& [id, g] : gpus_)
         level[id] = 0;
@@ -266,7 +297,10 @@ std::map<std::uint32_t, int> Policy::wanted_levels(std::int64_t now) const {
         for (auto gpu : sp.gpus)
             level[gpu] = std::max(level[gpu], sp.busy);
     }
-    close_over_groups(level);
+    std::map<std::uint32_t, double> share;  // what the queues below each level keep
+    for (const auto& [gpu, lvl] : level)
+        share[gpu] = lvl > 0 ? kept_share(gpu, lvl) : 1.0;
+    close_over_groups(level, share);
     // A level with nothing below it suspends nothing: no call for it.
     // Tagged queues ask for a call, and so do queues nobody tagged that
     // amdqp.ko's backend reports working; not those of unknown activity
@@ -298,7 +332,10 @@ std::map<std::uint32_t, int> Policy::wanted_levels(std::int64_t now) const {
     }
     for (auto gpu : group_closure(std::move(running)))
         level[gpu] = 0;
-    return level;
+    std::map<std::uint32_t, Hold> hold;
+    for (const auto& [gpu, lvl] : level)
+        hold[gpu] = lvl > 0 ? Hold{lvl, share.at(gpu)} : Hold{};
+    return hold;
 }
 
 // Whether a group's queues would go off at different levels on the GPUs
@@ -316,7 +353,8 @@ bool Policy::splits_a_group(const std::map<std::uint32_t, int>& rising) const {
                        [](const auto& l) { return l.second.size() > 1; });
 }
 
-void Policy::close_over_groups(std::map<std::uint32_t, int>& level) const {
+void Policy::close_over_groups(std::map<std::uint32_t, int>& level,
+                               std::map<std::uint32_t, double>& share) const {
     struct Group {
         int priority = kPriorityMin;
         std::set<std::uint32_t> gpus;
@@ -333,22 +371,69 @@ void Policy::close_over_groups(std::map<std::uint32_t, int>& level) const {
     }
     if (groups.empty())
         return;
-    // Levels only rise and are bounded by kPriorityMax + 1: this ends.
+    // Whether a GPU's level holds a queue: a busy low group's own level,
+    // with nothing below it, must not lend its share to the group.
+    std::map<std::uint32_t, int> lowest;
+    for (const auto& [key, q] : queues_) {
+        auto [it, fresh] = lowest.try_emplace(key.gpu_id, q.info.priority);
+        if (!fresh)
+            it->second = std::min(it->second, q.info.priority);
+    }
+    const auto holds = [&](std::uint32_t gpu) { return lowest.at(gpu) < level[gpu]; };
+    // Levels only rise and are bounded by kPriorityMax + 1, shares only
+    // fall and take the values of a finite set: this ends.
     for (bool grew = true; grew;) {
         grew = false;
         for (const auto& [name, g] : groups) {
-            const bool suspended =
-                std::any_of(g.members.begin(), g.members.end(),
-                            [&level](const auto& m) { return m.second < level[m.first]; });
-            if (!suspended)
+            // Held (suspended or confined) on one GPU: held on all of them,
+            // at the smallest share it has anywhere (0: suspended). The
+            // group runs at its slowest rank's pace, and its ranks change
+            // pace together, in one call.
+            std::optional<double> held;
+            for (const auto& [gpu, prio] : g.members) {
+                if (prio < level[gpu])
+                    held = std::min(held.value_or(1.0), share[gpu]);
+            }
+            if (!held)
                 continue;
             for (auto gpu : g.gpus) {
+                const double kept = holds(gpu) ? std::min(share[gpu], *held) : *held;
                 if (level[gpu] < g.priority + 1) {
                     level[gpu] = g.priority + 1;
                     grew = true;
                 }
+                if (share[gpu] != kept) {
+                    share[gpu] = kept;
+                    grew = true;
+                }
             }
         }
+    }
+}
+
+// The calls for the GPUs of @rising (GPU -> level of its call). One call
+// per level, on the GPUs that want exactly it, is the fewest scheduler
+// updates; but a group below two of those levels would go off on part of
+// its GPUs first. Then the levels go lowest first, each on every rising
+// GPU that wants at least it: a queue goes off in the first call above its
+// priority on all its GPUs at once, for an update more on the GPUs that
+// want the higher levels.
+void Policy::in_calls(const std::map<std::uint32_t, int>& rising,
+                      const std::function<void(std::span<const std::uint32_t>, int)>& call) const {
+    std::map<int, std::vector<std::uint32_t>, std::greater<>> by_level;
+    for (const auto& [gpu, lvl] : rising)
+        by_level[lvl].push_back(gpu);
+    if (by_level.size() > 1 && splits_a_group(rising)) {
+        for (auto it = by_level.rbegin(); it != by_level.rend(); ++it) {
+            std::vector<std::uint32_t> gpus;
+            for (const auto& [g, lvl] : rising)
+                if (lvl >= it->first)
+                    gpus.push_back(g);
+            call(gpus, it->first);
+        }
+    } else {
+        for (const auto& [lvl, gpus] : by_level)
+            call(gpus, lvl);
     }
 }
 
@@ -365,62 +450,72 @@ void Policy::decide() {
             continue;
         // While the window's share is still used up, suspending again would
         // hit the bound at once: run on, without a call.
-        if (cfg_.min_low_share > 0 && static_cast<double>(starved_in_window(g, now)) >= share_limit)
+        if (cfg_.min_low_share > 0 && starved_in_window(g, now) >= share_limit)
             g.run_until = now + cfg_.min_run_slice.count();
         else
             g.run_until.reset();
     }
     for (auto& [id, g] : gpus_) {
-        if (!g.since || g.run_until || !starving_now(g))
+        if (g.run_until)
             continue;
-        const bool too_long = now - *g.since >= cfg_.max_continuous_suspend.count();
+        const bool too_long =
+            g.suspended_victims && g.since && now - *g.since >= cfg_.max_continuous_suspend.count();
         const bool too_little =
-            cfg_.min_low_share > 0 && static_cast<double>(starved_in_window(g, now)) >= share_limit;
-        if (!too_long && !too_little)
+            starving_now(g) && cfg_.min_low_share > 0 && starved_in_window(g, now) >= share_limit;
+        const bool confined_too_long =
+            g.confined_since && now - *g.confined_since >= cfg_.max_continuous_confine.count();
+        if (!too_long && !too_little && !confined_too_long)
             continue;
-        ++stats_.starvation_hits;
+        if (too_long || too_little)
+            ++stats_.starvation_hits;
+        else
+            ++stats_.confine_slices;
         for (auto gpu : group_closure({id}))
             gpus_[gpu].run_until = now + cfg_.min_run_slice.count();
     }
 
-    const auto level = wanted_levels(now);
-    std::map<int, std::vector<std::uint32_t>, std::greater<>> rise, resuspend;
-    std::map<std::uint32_t, int> rising;  // the GPUs of rise, each with its level
-    std::vector<std::uint32_t> fall;
+    const auto want = wanted(now);
+    std::map<std::uint32_t, int> suspending, confining;  // GPU -> the level of its call
+    std::map<int, std::vector<std::uint32_t>, std::greater<>> resuspend;
+    std::vector<std::uint32_t> unconfining, fall;
     for (auto& [id, g] : gpus_) {
-        const int want = level.at(id);
-        if (want > g.applied || (want > 0 && want == g.applied && g.reapply)) {
-            rise[want].push_back(id);
-            rising[id] = want;
-        } else if (want < g.applied) {
+        const Hold w = want.at(id);
+        const Hold was{g.applied, g.share};
+        if (w.suspends() &&
+            (!was.suspends() || w.level > was.level || (w.level == was.level && g.reapply)))
+            suspending[id] = w.level;
+        if (w.confines() && (w != was || g.reapply))
+            confining[id] = w.level;
+        if (was.suspends() && (!w.suspends() || w.level < was.level)) {
             fall.push_back(id);
-            if (want > 0)
-                resuspend[want].push_back(id);
+            if (w.suspends())
+                resuspend[w.level].push_back(id);
         }
-        g.applied = want;
+        if (was.confines() && !w.confines())
+            unconfining.push_back(id);
+        g.applied = w.level;
+        g.share = w.share;
         g.reapply = false;
     }
-    // Suspensions first: they are what a newly busy GPU waits for. One call
-    // per level, on the GPUs that want exactly it, is the fewest scheduler
-    // updates; but a group below two of those levels would go off on part
-    // of its GPUs first. Then the levels go lowest first, each on every
-    // rising GPU that wants at least it: a queue goes off in the first call
-    // above its priority on all its GPUs at once, for an update more on
-    // the GPUs that want the higher levels.
-    if (rise.size() > 1 && splits_a_group(rising)) {
-        for (auto it = rise.rbegin(); it != rise.rend(); ++it) {
-            std::vector<std::uint32_t> gpus;
-            for (const auto& [g, lvl] : rising)
-                if (lvl >= it->first)
-                    gpus.push_back(g);
-            actions_.suspend_below(gpus, it->first);
-            ++stats_.suspend_calls;
-        }
-    } else {
-        for (const auto& [lvl, gpus] : rise) {
-            actions_.suspend_below(gpus, lvl);
-            ++stats_.suspend_calls;
-        }
+    // In the kernel's own order (ioctl.rst, AMDQP_IOC_CONFINE): queues off
+    // first, then confined, then lifted, then back on, so no queue runs a
+    // moment on the wrong mask or unconfined between a suspension and its
+    // confinement. Suspensions first: they are what a newly busy GPU waits
+    // for.
+    in_calls(suspending, [this](std::span<const std::uint32_t> gpus, int lvl) {
+        actions_.suspend_below(gpus, lvl);
+        ++stats_.suspend_calls;
+    });
+    in_calls(confining, [this, &want](std::span<const std::uint32_t> gpus, int lvl) {
+        std::vector<Confinement> targets;
+        for (auto gpu : gpus)
+            targets.push_back({gpu, want.at(gpu).share});
+        actions_.confine_below(targets, lvl);
+        ++stats_.confine_calls;
+    });
+    if (!unconfining.empty()) {
+        actions_.unconfine(unconfining);
+        ++stats_.unconfine_calls;
     }
     if (!fall.empty()) {
         actions_.resume_all(fall);
@@ -434,7 +529,8 @@ void Policy::decide() {
 
     std::set<std::int32_t> coop;
     for (const auto& [key, q] : queues_) {
-        if (q.info.mechanism == Mechanism::kCoop && q.info.priority < level.at(key.gpu_id))
+        // No confinement for them: held either way, they are asked off.
+        if (q.info.mechanism == Mechanism::kCoop && q.info.priority < want.at(key.gpu_id).level)
             coop.insert(key.pid);
     }
     for (auto pid : coop) {
@@ -465,18 +561,25 @@ std::optional<std::int64_t> Policy::next_deadline_ns() const {
             consider(q.idle_since + q.est.hysteresis().count());
     }
     const std::int64_t now = clock_.now_ns();
+    const double limit =
+        (1.0 - cfg_.min_low_share) * static_cast<double>(cfg_.share_window.count());
     for (const auto& [id, g] : gpus_) {
-        if (g.run_until)
+        if (g.run_until) {
             consider(*g.run_until);
-        if (!g.since || g.run_until || !starving_now(g))
             continue;
-        consider(*g.since + cfg_.max_continuous_suspend.count());
-        if (cfg_.min_low_share > 0) {
-            // Intervals leaving the window only make this later: ticking
-            // early is harmless.
-            const auto limit = static_cast<std::int64_t>(
-                (1.0 - cfg_.min_low_share) * static_cast<double>(cfg_.share_window.count()));
-            consider(now + std::max<std::int64_t>(0, limit - starved_in_window(g, now)));
+        }
+        if (g.confined_since)
+            consider(*g.confined_since + cfg_.max_continuous_confine.count());
+        if (g.suspended_victims && g.since)
+            consider(*g.since + cfg_.max_continuous_suspend.count());
+        if (cfg_.min_low_share > 0 && starving_now(g)) {
+            // At the open stretch's rate; intervals leaving the window
+            // only make this later: ticking early is harmless.
+            const double left = limit - starved_in_window(g, now);
+            consider(left <= 0
+                         ? now
+                         : now + std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(
+                                                               left / g.starved.back().rate))));
         }
     }
     return next;
@@ -484,7 +587,17 @@ std::optional<std::int64_t> Policy::next_deadline_ns() const {
 
 int Policy::suspend_level(std::uint32_t gpu) const {
     auto it = gpus_.find(gpu);
-    return it == gpus_.end() ? 0 : it->second.applied;
+    return it == gpus_.end() || it->second.share > 0 ? 0 : it->second.applied;
+}
+
+int Policy::confine_level(std::uint32_t gpu) const {
+    auto it = gpus_.find(gpu);
+    return it == gpus_.end() || it->second.share == 0 ? 0 : it->second.applied;
+}
+
+double Policy::confine_share(std::uint32_t gpu) const {
+    auto it = gpus_.find(gpu);
+    return it == gpus_.end() || it->second.applied == 0 ? 0 : it->second.share;
 }
 
 bool Policy::active(const QueueKey& key) const {

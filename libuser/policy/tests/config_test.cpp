@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <stdexcept>
 
 #include "harness.hpp"
@@ -56,6 +57,34 @@ TEST(Config, HysteresisBoundsAreOrdered) {
     c = Config{};
     c.hysteresis_initial = 30ms;
     EXPECT_TRUE(mentions(c.validate(), "hysteresis_initial"));
+}
+
+TEST(Config, CuDemandMustBeAFraction) {
+    Config c;
+    c.cu_demand[12] = 1.5;
+    c.cu_demand[7] = -0.1;
+    c.cu_demand[3] = std::numeric_limits<double>::quiet_NaN();
+    const auto errs = c.validate();
+    EXPECT_EQ(errs.size(), 3u);
+    EXPECT_TRUE(mentions(errs, "cu_demand[12]"));
+    EXPECT_TRUE(mentions(errs, "cu_demand[7]"));
+    EXPECT_TRUE(mentions(errs, "cu_demand[3]"));
+    c = Config{};
+    c.cu_demand[12] = 1.0;  // the whole GPU: a suspension, valid
+    c.cu_demand[7] = 0.5;
+    EXPECT_TRUE(c.validate().empty());
+}
+
+TEST(Config, ConfinementBoundMustStayBelowItsWatchdog) {
+    Config c;
+    c.max_continuous_confine = 60000ms;  // not checked while nothing confines
+    EXPECT_TRUE(c.validate().empty());
+    c.cu_demand[12] = 0.25;
+    EXPECT_TRUE(mentions(c.validate(), "max_confine_ms"));
+    c.max_continuous_confine = 59899ms;
+    EXPECT_TRUE(c.validate().empty());
+    c.max_continuous_confine = 0ns;
+    EXPECT_TRUE(mentions(c.validate(), "max_continuous_confine must be > 0"));
 }
 
 TEST(Config, PolicyRefusesAnInvalidConfig) {

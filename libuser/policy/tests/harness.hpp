@@ -9,6 +9,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "amdqp/policy/policy.hpp"
@@ -22,31 +23,47 @@ class FakeClock : public Clock {
 };
 
 struct Call {
-    enum Kind { kSuspend, kResume, kCoopSuspend, kCoopResume } kind;
+    enum Kind { kSuspend, kResume, kCoopSuspend, kCoopResume, kConfine, kUnconfine } kind;
     std::int64_t at;
     std::vector<std::uint32_t> gpus;
-    int priority = 0;      // suspend_below
-    std::int32_t pid = 0;  // coop
+    int priority = 0;            // suspend_below, confine_below
+    std::int32_t pid = 0;        // coop
+    std::vector<double> shares;  // confine_below, one per GPU
 };
 
 class RecordingActions : public Actions {
   public:
     explicit RecordingActions(const FakeClock& clock) : clock_(clock) {}
     void suspend_below(std::span<const std::uint32_t> gpus, int priority) override {
-        calls.push_back({Call::kSuspend, clock_.now, {gpus.begin(), gpus.end()}, priority, 0});
+        calls.push_back({Call::kSuspend, clock_.now, {gpus.begin(), gpus.end()}, priority, 0, {}});
         for (auto g : gpus)
             level[g] = priority;
     }
     void resume_all(std::span<const std::uint32_t> gpus) override {
-        calls.push_back({Call::kResume, clock_.now, {gpus.begin(), gpus.end()}, 0, 0});
+        calls.push_back({Call::kResume, clock_.now, {gpus.begin(), gpus.end()}, 0, 0, {}});
         for (auto g : gpus)
             level[g] = 0;
     }
     void coop_suspend(std::int32_t pid) override {
-        calls.push_back({Call::kCoopSuspend, clock_.now, {}, 0, pid});
+        calls.push_back({Call::kCoopSuspend, clock_.now, {}, 0, pid, {}});
     }
     void coop_resume(std::int32_t pid) override {
-        calls.push_back({Call::kCoopResume, clock_.now, {}, 0, pid});
+        calls.push_back({Call::kCoopResume, clock_.now, {}, 0, pid, {}});
+    }
+    bool can_confine() const override { return confinable; }
+    void confine_below(std::span<const Confinement> targets, int priority) override {
+        Call c{Call::kConfine, clock_.now, {}, priority, 0, {}};
+        for (const auto& t : targets) {
+            c.gpus.push_back(t.gpu);
+            c.shares.push_back(t.share);
+            confined[t.gpu] = {priority, t.share};
+        }
+        calls.push_back(std::move(c));
+    }
+    void unconfine(std::span<const std::uint32_t> gpus) override {
+        calls.push_back({Call::kUnconfine, clock_.now, {gpus.begin(), gpus.end()}, 0, 0, {}});
+        for (auto g : gpus)
+            confined.erase(g);
     }
     std::vector<Call> of(Call::Kind k) const {
         std::vector<Call> out;
@@ -57,7 +74,9 @@ class RecordingActions : public Actions {
         return out;
     }
     std::vector<Call> calls;
-    std::map<std::uint32_t, int> level;  // what the kernel would hold now
+    std::map<std::uint32_t, int> level;                        // what the kernel would hold now
+    std::map<std::uint32_t, std::pair<int, double>> confined;  // gpu -> level, share
+    bool confinable = true;
 
   private:
     const FakeClock& clock_;

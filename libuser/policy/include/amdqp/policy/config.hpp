@@ -4,11 +4,14 @@
 #ifndef AMDQP_POLICY_CONFIG_HPP
 #define AMDQP_POLICY_CONFIG_HPP
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "amdqp/policy/types.hpp"
 
 namespace amdqp::policy {
 
@@ -51,6 +54,22 @@ struct Config {
     std::chrono::nanoseconds guard_margin = 100ms;  // the daemon's worst wake-up lateness
 
     SuspendOrder order = SuspendOrder::kBeforeDoorbell;
+
+    // Shrink instead of stop (issue 27): the fraction of a GPU's compute
+    // units that active work of each priority needs. While a GPU's level
+    // is p and cu_demand[p] lies in (0, 1), the queues below p are
+    // confined to the other 1 - cu_demand[p] of the CUs instead of being
+    // suspended. 0 (the default: not known) and 1 (the whole GPU) suspend,
+    // so with every entry 0 the policy never confines.
+    std::array<double, kPriorityMax + 1> cu_demand{};
+    // The kernel's confinement watchdog (amdqp.ko's max_confine_ms) and the
+    // policy's bound below it: a GPU confined this long runs everything for
+    // min_run_slice, so the watchdog (and its cooldown) never lifts first.
+    std::chrono::nanoseconds max_continuous_confine = 30000ms;
+    std::chrono::nanoseconds watchdog_max_confine = 60000ms;
+
+    // Whether some level confines instead of suspending.
+    bool confines() const;
 
     // Every problem, one sentence each; empty when the config is usable.
     std::vector<std::string> validate() const;

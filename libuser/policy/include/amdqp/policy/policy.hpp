@@ -20,12 +20,18 @@
 //    min_run_slice (with every GPU tied to it by a group).
 //  - All GPUs that rise to one level in one step are one suspend_below
 //    call; all GPUs that fall in one step are one resume_all call.
+//  - Where the level's work needs only part of the GPU (Config::cu_demand)
+//    the queues below are confined to the rest instead of suspended, with
+//    the same levels, groups and calls; suspension wins where both are
+//    wanted (a group suspended on one GPU is suspended on all). A confined
+//    queue runs, at its share: it starves at (1 - share).
 #ifndef AMDQP_POLICY_POLICY_HPP
 #define AMDQP_POLICY_POLICY_HPP
 
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -45,11 +51,15 @@ struct Stats {
     std::uint64_t coop_resumes = 0;
     std::uint64_t starvation_hits = 0;  // run slices forced by the bound
     std::uint64_t relapses = 0;         // doorbells right after a hysteresis ran out
+    std::uint64_t confine_calls = 0;
+    std::uint64_t unconfine_calls = 0;
+    std::uint64_t confine_slices = 0;  // run slices forced by max_continuous_confine
 };
 
 class Policy {
   public:
-    // Throws std::invalid_argument listing Config::validate()'s errors.
+    // Throws std::invalid_argument listing Config::validate()'s errors, or
+    // when the config confines and @actions cannot.
     Policy(const Config& cfg, const Clock& clock, Actions& actions);
 
     // Inventory. Unknown keys are ignored; adding a known key updates it.
@@ -97,6 +107,10 @@ class Policy {
     const Stats& stats() const { return stats_; }
     // Queues with priority below this are suspended on @gpu (0: none).
     int suspend_level(std::uint32_t gpu) const;
+    // Queues with priority below this are confined on @gpu (0: none), to
+    // confine_share(gpu) of its CUs.
+    int confine_level(std::uint32_t gpu) const;
+    double confine_share(std::uint32_t gpu) const;
     bool active(const QueueKey& key) const;
     std::optional<std::chrono::nanoseconds> hysteresis(const QueueKey& key) const;
     bool coop_suspended(std::int32_t pid) const { return coop_applied_.contains(pid); }
@@ -118,6 +132,24 @@ class Policy {
         std::chrono::nanoseconds expired_h{0};
     };
 
+    // What a GPU holds: queues below level (0: none) keep share of it
+    // (0: suspended, (0, 1): confined).
+    struct Hold {
+        int level = 0;
+        double share = 0;
+        bool suspends() const { return level > 0 && share == 0; }
+        bool confines() const { return level > 0 && share > 0; }
+        bool operator==(const Hold&) const = default;
+    };
+
+    // A stretch in which the GPU's lower work ran at less than its full
+    // share: it owes (1 - share) of the time (1 while suspended).
+    struct Starved {
+        std::int64_t begin;
+        std::int64_t end;  // -1: open
+        double rate;
+    };
+
     struct Gpu {
         int applied = 0;                        // level passed to the kernel
         bool reapply = false;                   // a new victim arrived
@@ -125,19 +157,29 @@ class Policy {
         std::optional<std::int64_t> fed_since;  // not starved since (since kept until a slice)
         Unwatched unwatched;                    // queues not watched (unheld unused)
         std::optional<std::int64_t> run_until;  // forced run slice
-        std::deque<std::pair<std::int64_t, std::int64_t>> starved;  // in share_window
+        std::deque<Starved> starved;            // in share_window
+
+        // Confinement. since and fed_since are about suspension only: a
+        // confined queue runs.
+        double share = 0;                            // applied: 0 suspended, else confined
+        bool suspended_victims = false;              // suspended, with work below
+        std::optional<std::int64_t> confined_since;  // confined continuously since
     };
 
     void observe(Queue& q, const QueueSample* s, bool hinted, std::int64_t now);
     void go_busy(Queue& q, std::int64_t at);
     void expire(std::int64_t now);
     void decide();
-    std::map<std::uint32_t, int> wanted_levels(std::int64_t now) const;
-    void close_over_groups(std::map<std::uint32_t, int>& level) const;
+    std::map<std::uint32_t, Hold> wanted(std::int64_t now) const;
+    double kept_share(std::uint32_t gpu, int level) const;
+    void close_over_groups(std::map<std::uint32_t, int>& level,
+                           std::map<std::uint32_t, double>& share) const;
     std::set<std::uint32_t> group_closure(std::set<std::uint32_t> gpus) const;
     bool splits_a_group(const std::map<std::uint32_t, int>& rising) const;
     void account(std::int64_t now);
-    std::int64_t starved_in_window(const Gpu& g, std::int64_t now) const;
+    void in_calls(const std::map<std::uint32_t, int>& rising,
+                  const std::function<void(std::span<const std::uint32_t>, int)>& call) const;
+    double starved_in_window(const Gpu& g, std::int64_t now) const;
     static bool starving_now(const Gpu& g);  // a stretch is open
 
     Config cfg_;

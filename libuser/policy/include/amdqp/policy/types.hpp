@@ -67,6 +67,15 @@ class Clock {
     virtual std::int64_t now_ns() const = 0;
 };
 
+// One GPU of a confinement: the lower queues keep @share of its CUs.
+struct Confinement {
+    std::uint32_t gpu = 0;
+    // Fraction of the GPU's compute units the queues below the level keep,
+    // in (0, 1); the high-priority work finds the rest free. The caller
+    // turns it into a CU mask for the GPU's geometry (cu_mask.hpp).
+    double share = 0;
+};
+
 // What the policy asks for. The daemon maps these onto libamdqp
 // (AMDQP_IOC_SUSPEND_BELOW / RESUME_ALL, one scheduler update per device)
 // and the activity page's cooperative request fields (with their lease).
@@ -81,6 +90,24 @@ class Actions {
     // Ask process @pid to take its queues off / put them back.
     virtual void coop_suspend(std::int32_t pid) = 0;
     virtual void coop_resume(std::int32_t pid) = 0;
+
+    // Confinement (AMDQP_IOC_CONFINE): the queues below @priority keep
+    // running on part of each GPU. Actions that cannot confine keep these
+    // defaults, and a Policy given them refuses a Config that confines
+    // (Config::confines()), so a confinement is never silently dropped.
+    virtual bool can_confine() const { return false; }
+    // Confine every queue with priority < @priority on each target's GPU
+    // to its share (one CONFINE BELOW; targets sorted by gpu, never
+    // empty). A GPU already confined by an earlier call moves to the new
+    // level and share (the ioctl moves the fd's queues and lifts those no
+    // longer below).
+    virtual void confine_below(std::span<const Confinement> targets, int priority) {
+        static_cast<void>(targets);
+        static_cast<void>(priority);
+    }
+    // Lift every confinement held on @gpus (one CONFINE RELEASE; sorted,
+    // never empty).
+    virtual void unconfine(std::span<const std::uint32_t> gpus) { static_cast<void>(gpus); }
 };
 
 }  // namespace amdqp::policy
