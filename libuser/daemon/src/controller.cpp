@@ -942,11 +942,15 @@ void Controller::step() {
             if (const auto& r = read_indexes[i]) {
                 qs.read_index = *r;
             } else {
-                const int err = errno;
                 qs.read_index_known = false;
                 // No address (yet): the tagging layer takes the slot when
                 // the queue's creation ioctl returns and learns the address
                 // only when the HSA call does. Not a failure to report.
+                // Else, once per queue, read alone again for the reason.
+                errno = 0;
+                const int err =
+                    s.read_index_va && !unreadable_.contains(key) && !p.page.read_index(s) ? errno
+                                                                                           : 0;
                 if (s.read_index_va && unreadable_.insert(key).second)
                     log_.warning("read_index",
                                  "pid " + std::to_string(pid) + " gpu " +
