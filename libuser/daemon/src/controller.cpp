@@ -926,12 +926,21 @@ void Controller::step() {
         sync_slots(pid, p, snap, uid_queues);
         p.holds = snap.header.holds;
         p.hold_timeouts = snap.header.hold_timeouts;
-        const auto read_indexes = p.page.read_indexes(snap.slots);
-        for (std::size_t i = 0; i < snap.slots.size(); i++) {
-            const activity::Slot& s = snap.slots[i];
+        // The slots of queues taken in only: the rest of a page is the
+        // tenant's to fill, and must cost the loop nothing per slot.
+        std::vector<activity::Slot> mine;
+        std::vector<std::map<SlotId, policy::QueueInfo>::iterator> where;
+        for (const activity::Slot& s : snap.slots) {
             auto it = p.queues.find({s.index, s.ring_va});
-            if (it == p.queues.end())
-                continue;
+            if (it != p.queues.end()) {
+                mine.push_back(s);
+                where.push_back(it);
+            }
+        }
+        const auto read_indexes = p.page.read_indexes(mine);
+        for (std::size_t i = 0; i < mine.size(); i++) {
+            const activity::Slot& s = mine[i];
+            auto it = where[i];
             const policy::QueueKey& key = it->second.key;
             min_prio = std::min(min_prio, it->second.priority);
             policy::QueueSample qs;
