@@ -1025,13 +1025,15 @@ void Controller::cycle() {
     }
     // The socket is served in this wait, by this thread: an announcement
     // ends it with no other thread's wake-up between it and the next step.
+    // At least one round however late the step ran: a loop kept busy
+    // (steps that use up their wait) must still answer and read the socket.
     const auto until = std::chrono::steady_clock::now() + timeout;
-    socket_served_ = true;
-    while (wake_.value() == seen) {
-        const auto left = until - std::chrono::steady_clock::now();
-        if (left <= std::chrono::nanoseconds::zero())
-            return;
-        switch (channel_->serve_once(left, wake_.fd())) {
+    for (;;) {
+        const auto left = std::max(until - std::chrono::steady_clock::now(),
+                                   std::chrono::steady_clock::duration::zero());
+        const Channel::Served served = channel_->serve_once(left, wake_.fd());
+        socket_served_ = true;
+        switch (served) {
             case Channel::Served::extra:
                 wake_.drain();  // another thread's wake(): the word says
                 break;
@@ -1044,6 +1046,8 @@ void Controller::cycle() {
             case Channel::Served::served:
                 break;
         }
+        if (wake_.value() != seen || std::chrono::steady_clock::now() >= until)
+            return;
     }
 }
 
