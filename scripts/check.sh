@@ -124,6 +124,8 @@ cd "$AMDQP_ROOT"
 # NOTE (written to $res). A stage that ends without calling result counts
 # as one failure.
 res=""
+digest="$logdir/failed.txt"
+: >"$digest"
 result() {
 	printf '%s %s %s %s\n' "$1" "$2" "$3" "$4" >"$res"
 }
@@ -277,6 +279,8 @@ count_tap() {
 	s="$(sed -n 's/^tap-summary: total .* skipped=\([0-9]*\)$/\1/p' <<<"$sum")"
 	# run-vm.sh's own findings (oops, timeout, missing files) count too.
 	harness="$(grep -c '^run-vm.sh: FAIL:' "$log" || true)"
+	grep -E '^(# )?not ok [0-9]+ |^run-vm.sh: FAIL:' "$log" | head -n 20 |
+		sed "s/^/$s: /" >>"$digest" || true
 	f=$((${f:-1} + harness))
 	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
 		f=1
@@ -374,12 +378,22 @@ stage_ctest() {
 	failed="$(sed -E 's/.* ([0-9]+) tests? failed out of.*/\1/' <<<"$line")"
 	total="$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$line")"
 	skipped="$(grep -cE '^[[:space:]]*[0-9]+ - .*\(Skipped\)$' "$log" || true)"
+	digest_ctest "$log"
 	if ! release_build; then
 		result "$((total - failed - skipped))" "$((failed + 1))" "$skipped" \
 			"$line; Release -Werror build of the shipped targets failed"
 		return 0
 	fi
 	result "$((total - failed - skipped))" "$failed" "$skipped" "$line; Release -Werror build ok"
+}
+
+# digest_ctest LOG: the failed tests and the TAP checks that failed in
+# them, kept for the end of the run: CI shows only the tail of the output,
+# and a failing VM suite's own lines are far above it.
+digest_ctest() {
+	grep -E '^[[:space:]]*[0-9]+ - .* \((Failed|Timeout|SEGFAULT|Child aborted|Exception)\)$' "$1" |
+		sed 's/^[[:space:]]*/ctest: /' >>"$digest" || true
+	grep -E '^(# )?not ok [0-9]+ ' "$1" | head -n 20 | sed 's/^/ctest: /' >>"$digest" || true
 }
 
 # The shipped programs and libraries once more in Release with warnings as
@@ -483,6 +497,10 @@ for s in "${stages[@]}"; do
 	fi
 	timings+=("$(printf '%-16s %5ss  passed=%s failed=%s skipped=%s' "$s" "$dt" "$p" "$f" "$sk")")
 done
+if [ -s "$digest" ]; then
+	echo "# ---- what failed ----"
+	sed 's/^/# /' "$digest"
+fi
 echo "# ---- timings ----"
 printf '# %s\n' "${timings[@]}"
 printf '# %-16s %5ss  (logs in %s)\n' total "$((SECONDS - start_all))" "$logdir"

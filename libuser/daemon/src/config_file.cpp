@@ -192,7 +192,9 @@ void parse_policy(Parser& p, const toml::table& t, DaemonConfig& c) {
 }
 
 void parse_trust(Parser& p, const toml::table& t, DaemonConfig& c) {
-    p.known_keys(t, "[trust]", {"default_max_priority", "max_pages_per_uid", "max_queues_per_uid"});
+    p.known_keys(
+        t, "[trust]",
+        {"default_max_priority", "max_pages_per_uid", "max_queues_per_uid", "loop_share_pct"});
     if (const toml::node* n = t.get("default_max_priority")) {
         if (auto v = p.priority(*n, "default_max_priority")) {
             if (*v > priority_normal)
@@ -213,6 +215,13 @@ void parse_trust(Parser& p, const toml::table& t, DaemonConfig& c) {
     };
     count("max_pages_per_uid", c.max_pages_per_uid);
     count("max_queues_per_uid", c.max_queues_per_uid);
+    if (auto v = p.get<std::int64_t>(t, "loop_share_pct", "an integer")) {
+        if (*v < 1 || *v > 100)
+            p.problem(t.get("loop_share_pct")->source(),
+                      "loop_share_pct must be 1..100 (100: no user is metered)");
+        else
+            c.loop_share_pct = static_cast<int>(*v);
+    }
 }
 
 void parse_kubernetes(Parser& p, const toml::table& t, DaemonConfig& c) {

@@ -91,6 +91,9 @@ struct DaemonConfig {
     int default_max_priority = 7;
     std::size_t max_pages_per_uid = 32;
     std::size_t max_queues_per_uid = 256;
+    // The share of the control loop's time one uid's pages may take (%,
+    // 100: unmetered; root never is): see loop_budget.hpp.
+    int loop_share_pct = 20;
     KubeConfig kube;
     std::vector<Rule> rules;
 };

@@ -31,6 +31,28 @@ constexpr std::int64_t kUnreadyRetryNs = 1'000'000'000;
 // daemon ask the kernel for that process's queues again, at most this
 // often (a forged slot must not cost an ioctl every step).
 constexpr std::int64_t kLookupNs = 10'000'000;
+// What a uid may have saved up of its loop_share_pct: its share of one
+// second (one page read, at most 1,016 slots, costs well under 10 ms even
+// emulated).
+LoopBudget loop_budget(int share_pct) {
+    return LoopBudget(share_pct, std::int64_t{share_pct} * 10'000'000);
+}
+
+// Charges a uid with the loop's time from its making to its end.
+class LoopCharge {
+  public:
+    LoopCharge(LoopBudget& budget, const policy::Clock& clock, std::uint32_t uid)
+        : budget_(budget), clock_(clock), uid_(uid), start_ns_(clock.now_ns()) {}
+    ~LoopCharge() { budget_.charge(uid_, clock_.now_ns() - start_ns_); }
+    LoopCharge(const LoopCharge&) = delete;
+    LoopCharge& operator=(const LoopCharge&) = delete;
+
+  private:
+    LoopBudget& budget_;
+    const policy::Clock& clock_;
+    std::uint32_t uid_;
+    std::int64_t start_ns_;
+};
 
 // What a queue's owner asked for: the kernel's effective priority, or
 // (uapi 1.2) the request it clamped to the kernel's ceiling, which a grant
@@ -220,6 +242,7 @@ Controller::Controller(const DaemonConfig& cfg, Metrics& metrics, const Log& log
       open_device_(open_device ? std::move(open_device)
                                : [](const std::string& path) { return Device::open(path); }),
       acts_(std::make_unique<Acts>(*this)),
+      loop_budget_(loop_budget(cfg.loop_share_pct)),
       pods_(make_pods(cfg.kube)) {
     try {
         // Served by this controller's loop thread (cycle()), which the
@@ -575,6 +598,8 @@ void Controller::adopt_registered() {
             adopt(
                 activity::Page::adopt(r.pid, r.fd, activity::Page::Access::control, r.start_time));
         } catch (const activity::PageError& e) {
+            pages_refused_++;
+            metrics_.error("page_refused");
             log_.debug("page_refused", "pid " + std::to_string(r.pid) + " (uid " +
                                            std::to_string(r.uid) + "): " + e.what());
         }
@@ -915,7 +940,22 @@ void Controller::step() {
     std::map<std::uint32_t, std::size_t> uid_queues;
     for (const auto& [pid, p] : procs_)
         uid_queues[p.facts.uid] += p.queues.size();
+    std::set<std::uint32_t> uids;
     for (auto& [pid, p] : procs_) {
+        const std::uint32_t uid = p.facts.uid;
+        uids.insert(uid);
+        if (!loop_budget_.allows(uid, clock_.now_ns())) {
+            metrics_.error("loop_budget");
+            if (over_loop_budget_.insert(uid).second)
+                log_.warning("budget", "uid " + std::to_string(uid) +
+                                           ": its pages took more than " +
+                                           std::to_string(cfg_.loop_share_pct) +
+                                           "% of the control loop (loop_share_pct): they are "
+                                           "read less often");
+            continue;
+        }
+        // What this process's page costs the loop, paid by its uid.
+        const LoopCharge charge(loop_budget_, clock_, uid);
         activity::Snapshot snap;
         try {
             snap = p.page.snapshot();
@@ -985,6 +1025,7 @@ void Controller::step() {
         policy_->remove_process(pid);
         procs_.erase(pid);
     }
+    loop_budget_.keep_only(uids);
     min_priority_ = min_prio;
 
     acts_->sampled_ns_ = clock_.now_ns();
@@ -1071,6 +1112,8 @@ std::chrono::nanoseconds Controller::wait_for() const {
 void Controller::reconfigure(const DaemonConfig& cfg) {
     release_all();
     cfg_ = cfg;
+    loop_budget_ = loop_budget(cfg.loop_share_pct);
+    over_loop_budget_.clear();
     // Rules may have changed: every process is looked at again.
     procs_.clear();
     new_policy();
@@ -1106,9 +1149,11 @@ std::string Controller::status_json() const {
     j["device_open"] = dev_.has_value();
     j["processes"] = procs_.size();
     const auto& st = policy_->stats();
-    j["stats"] = {{"suspend_calls", st.suspend_calls},     {"resume_calls", st.resume_calls},
-                  {"coop_suspends", st.coop_suspends},     {"coop_resumes", st.coop_resumes},
-                  {"starvation_hits", st.starvation_hits}, {"relapses", st.relapses}};
+    j["stats"] = {
+        {"suspend_calls", st.suspend_calls},     {"resume_calls", st.resume_calls},
+        {"coop_suspends", st.coop_suspends},     {"coop_resumes", st.coop_resumes},
+        {"starvation_hits", st.starvation_hits}, {"relapses", st.relapses},
+        {"pages_refused", pages_refused_},       {"loop_budget_skips", loop_budget_.skips()}};
     std::set<std::uint32_t> gpus = gpus_;
     nlohmann::json groups = nlohmann::json::object();
     nlohmann::json procs = nlohmann::json::array();

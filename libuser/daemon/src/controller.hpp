@@ -35,6 +35,7 @@
 #include "device_watch.hpp"
 #include "kube_pods.hpp"
 #include "log.hpp"
+#include "loop_budget.hpp"
 #include "metrics.hpp"
 #include "process_facts.hpp"
 
@@ -188,6 +189,9 @@ class Controller {
     std::map<policy::QueueKey, UnwatchedSeen> unwatched_;
     std::set<policy::QueueKey> clamp_failed_;  // SET_PRIORITY refused: not retried
     std::set<std::uint32_t> over_budget_;      // uids told about once
+    LoopBudget loop_budget_;
+    std::set<std::uint32_t> over_loop_budget_;  // uids told about once
+    std::uint64_t pages_refused_ = 0;           // by the socket's registrations
     std::unique_ptr<PodDirectory> pods_;
     CeilingTable ceilings_;
     bool warned_ceilings_ = false;

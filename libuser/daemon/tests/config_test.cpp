@@ -134,6 +134,7 @@ TEST(Config, TrustAndKubernetesAreRead) {
 default_max_priority = "low"
 max_pages_per_uid = 4
 max_queues_per_uid = 16
+loop_share_pct = 5
 
 [kubernetes]
 api = "http://127.0.0.1:8001"
@@ -155,6 +156,13 @@ priority = "low"
     EXPECT_EQ(c.default_max_priority, 2);
     EXPECT_EQ(c.max_pages_per_uid, 4u);
     EXPECT_EQ(c.max_queues_per_uid, 16u);
+    EXPECT_EQ(c.loop_share_pct, 5);
+    EXPECT_EQ(parse("").loop_share_pct, 20);
+    for (const char* bad : {"0", "101", "\"all\""}) {
+        auto p = problems(std::string("[trust]\nloop_share_pct = ") + bad + "\n");
+        ASSERT_EQ(p.size(), 1u) << bad;
+        EXPECT_NE(p[0].find("loop_share_pct"), std::string::npos) << p[0];
+    }
     EXPECT_EQ(c.kube.api, "http://127.0.0.1:8001");
     EXPECT_EQ(c.kube.node_name, "node-7");
     EXPECT_EQ(c.kube.refresh, 1000ms);

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
@@ -788,6 +789,59 @@ TEST_F(ControllerTest, QueuesPerUidAreCapped) {
     c->step();
     EXPECT_EQ(queues_on(*c, kGpu), 2);
 }
+
+// A tenant's full pages of slots naming no queue cost the loop its share
+// (loop_share_pct) and no more: past it they are read less often, while
+// another tenant's page is read at every step and its doorbell is acted
+// on at once. At 100 % nobody is metered (the control).
+class LoopShareTest : public ControllerTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(LoopShareTest, JunkPagesAreReadWithinTheirUidsShare) {
+    if (geteuid() != 0)
+        GTEST_SKIP() << "needs root: the junk tenant runs as another user";
+    const int share = GetParam();
+    cfg_.loop_share_pct = share;
+    chmod(dir_.path().c_str(), 01777);
+    std::vector<amdqp::detail::SlotInit> junk;
+    for (std::uint32_t i = 0; i < AMDQP_ACT_MAX_SLOTS; i++)
+        junk.push_back(Tagged::slot(shared_, 3, 15, 0x1000000 + i * 0x1000ull, kGpu, 5000 + i));
+    std::vector<std::unique_ptr<Tagged>> tenant;
+    for (int i = 0; i < 4; i++)
+        tenant.push_back(std::make_unique<Tagged>(dir_.path(), junk, nullptr, 65534));
+    Tagged lp(dir_.path(), shared_, 0, 2, 0x10000);
+    Tagged hp(dir_.path(), shared_, 1, 12, 0x20000);
+    const auto lq = fake_->add_queue(lp.pid(), kGpu, 0x10000, 2, getuid()).queue_id;
+    fake_->add_queue(hp.pid(), kGpu, 0x20000, 12, getuid());
+    auto c = make();
+    for (int i = 0; i < 300; i++) {
+        // The tenant keeps its slots moving, as a spinning writer would.
+        for (auto& t : tenant)
+            t->doorbell(i + 1, i % AMDQP_ACT_MAX_SLOTS);
+        c->step();
+        std::this_thread::sleep_for(1ms);
+    }
+    ASSERT_EQ(c->processes(), 6u) << c->status_json();
+    const auto st = nlohmann::json::parse(c->status_json());
+    const std::uint64_t skips = st["stats"]["loop_budget_skips"];
+    if (share == 100) {
+        EXPECT_EQ(skips, 0u);
+    } else {
+        // ~4 x 1,016 slots a step against 1 % of each 1 ms step.
+        EXPECT_GT(skips, 0u) << st.dump();
+        std::printf("loop_budget_skips %llu of 4 x 300 page reads\n",
+                    static_cast<unsigned long long>(skips));
+        const std::string m = metrics_.render();
+        EXPECT_NE(m.find("amdqpd_errors_total{kind=\"loop_budget\"}"), std::string::npos) << m;
+    }
+    // Root's processes are read at every step whatever the tenant does.
+    hp.doorbell(1);
+    hp.page()->hdr.busy_seq = 1;
+    c->step();
+    EXPECT_TRUE(fake_->suspended(lp.pid(), kGpu, lq));
+    EXPECT_EQ(hp.page()->hdr.busy_ack, 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Share, LoopShareTest, ::testing::Values(1, 100));
 
 // Per-queue series carry pid labels (who runs what on the node): only
 // when the admin asks for them.
