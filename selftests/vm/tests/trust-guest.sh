@@ -62,6 +62,8 @@ T=${TRUST_TOOL:-/opt/amdqp-e2e/bin/trust_tool}
 
 n=0
 fails=0
+# Returns the check's status: `check ... || show ...` prints diagnostics
+# after a failure only.
 check() { # check DESCRIPTION COMMAND...
 	desc="$1"
 	shift
@@ -71,6 +73,7 @@ check() { # check DESCRIPTION COMMAND...
 	else
 		echo "not ok $n - $desc"
 		fails=$((fails + 1))
+		return 1
 	fi
 }
 
@@ -125,7 +128,8 @@ start_as() { # start_as USER NAME LEVEL|untagged ARGS...: pid in $pid
 	pid=$!
 }
 
-last_progress() { grep '"event":"progress"' "$W/$1.out" | tail -n 1; }
+# The last whole progress line (a line being written may be read half).
+last_progress() { grep '"event":"progress".*"doorbells":[0-9]*}$' "$W/$1.out" | tail -n 1; }
 field() { # field KEY LINE
 	v=$(printf '%s\n' "$2" | sed -n "s/.*\"$1\":\\([0-9]*\\).*/\\1/p")
 	echo "${v:-0}"
@@ -152,6 +156,8 @@ suspend_calls() {
 held_by_daemon() {
 	suspended "$1" && grep -Eq '"holders": ?1([^0-9]|$)' "$W/list.json"
 }
+# no_queues PID: amdqp.ko lists no queue of PID (its program is gone)
+no_queues() { listq "$1" && ! grep -q '"queue_id"' "$W/list.json"; }
 # status_quick N: amdqpd's status answers within 10 s, N times 1 s apart
 # (an idle amdqpctl status takes ~0.4 s in this emulated VM, 1.4-1.9 s and
 # at times over 5 s with the pages of g) around, on a loaded host)
@@ -168,11 +174,24 @@ status_quick() {
 		i=$((i + 1))
 	done
 }
-# daemon_holds CALLS: amdqpd's status shows more than CALLS suspend calls
-# and GPU $G held below 12
+# daemon_report FILE: amdqpctl status into FILE, with amdqpd's report in
+# it (its stats and its row for GPU $G)
+daemon_report() {
+	amdqpctl status >"$1" 2>&1 && grep -q '^amdqpd: running' "$1" &&
+		grep -q 'stats:' "$1" && grep -Eq "^ +$G +" "$1"
+}
+# daemon_holds CALLS: amdqpd's status, read now, shows more than CALLS
+# suspend calls and GPU $G held below 12. amdqpd publishes its status every
+# 0.5 s: a call it just made may not be in the text it answers with yet.
 daemon_holds() {
+	daemon_report "$W/status-d.txt" || return 1
 	c=$(sed -n 's/.*suspend_calls \([0-9]*\).*/\1/p' "$W/status-d.txt")
 	[ "${c:-0}" -gt "$1" ] && grep -Eq "^ +$G +12 " "$W/status-d.txt"
+}
+# daemon_lets_go PID: PID's queue runs and amdqpd's status holds GPU $G
+# below nothing (not a run share that amdqp.ko's budget gave it)
+daemon_lets_go() {
+	running "$1" && daemon_report "$W/status-r.txt" && grep -Eq "^ +$G +- " "$W/status-r.txt"
 }
 
 start_daemon() {
@@ -180,11 +199,14 @@ start_daemon() {
 	dpid=$!
 }
 daemon_alive() { kill -0 "$dpid" 2>/dev/null; }
-# status as tenant B, over the socket, bounded
+# status as tenant B, over the socket, bounded: amdqpd answered (a status
+# that says "not running" or "unreadable" is no answer)
 status_answers() {
 	timeout 10 "$T" "$B" run amdqpctl status >"$W/status.txt" 2>&1 &&
-		grep -q '^amdqpd:' "$W/status.txt"
+		grep -q '^amdqpd: running' "$W/status.txt" && grep -q 'stats:' "$W/status.txt"
 }
+# log_tail: amdqpd's last log lines as TAP comments
+log_tail() { show "$W/amdqpd.log" "amdqpd log (tail)"; }
 
 dbg=/sys/kernel/debug/amdqp_sim
 par=/sys/module/amdqp/parameters
@@ -244,8 +266,8 @@ check "a) A's --priority high is listed at the ceiling, 7 (amdqp.ko's default_ce
 	until_ok 5 prio_is "$TA" 7 || sed 's/^/#   /' "$W/list.json"
 check "a) B's queue is never suspended (40 looks over ~4+ s)" never_suspended "$VB" 40
 progress 2 victim
-check "a) B's queue advances" advanced
-check "a) amdqpd alive" daemon_alive
+check "a) B's queue advances" advanced || show "$W/victim.out"
+check "a) amdqpd alive" daemon_alive || log_tail
 
 # ===========================================================================
 # b) forged pages by A: priority 15, 16, 2^32-1 for B's queue id and a
@@ -262,7 +284,7 @@ sleep 2
 show "$W/forge15.out" "forger (priority 15)"
 check "b) B's queue is never suspended while the forged pages are busy" never_suspended "$VB" 40
 progress 2 victim
-check "b) B's queue advances" advanced
+check "b) B's queue advances" advanced || show "$W/victim.out"
 # amdqpd takes the forgers as tagged processes of A: at A's level, never
 # at what the page claims (the page's priority is not a grant).
 forgers_capped() {
@@ -271,10 +293,10 @@ forgers_capped() {
 }
 check "b) amdqpd ranks the forgers by A's grant (up to 7), whatever their pages claim" forgers_capped ||
 	show "$W/amdqpd.log"
-check "b) amdqpd alive" daemon_alive
+check "b) amdqpd alive" daemon_alive || log_tail
 check "b) and its status answers" status_answers || show "$W/status.txt"
 check "b) amdqpd listed no forger's queue as busy work (status names no queue 99999)" \
-	sh -c "! grep -q 99999 '$W/status.txt'"
+	sh -c "! grep -q 99999 '$W/status.txt'" || show "$W/status.txt"
 # shellcheck disable=SC2086
 wait $forgers
 
@@ -298,7 +320,7 @@ cp /etc/passwd "$W/passwd"
 	ln -s /dev/amdqp /dev/shm/amdqp-act
 	mkdir /dev/shm/amdqp-act.'"$VB"' 2>/dev/null || true' 2>"$W/squat.err"
 check "c) A planted squatters in /dev/shm (FIFOs, symlinks, a folder)" \
-	sh -c "[ \$(ls /dev/shm | grep -c amdqp) -ge 100 ]"
+	sh -c "[ \$(ls /dev/shm | grep -c amdqp) -ge 100 ]" || show "$W/squat.err"
 start_daemon
 check "c) amdqpd starts with them in place, status answers" until_ok 10 status_answers ||
 	show "$W/amdqpd.log"
@@ -317,13 +339,20 @@ check "c) the squatters led nowhere: the wake symlink is still one, /etc/passwd 
 fpid=$!
 sleep 1
 progress 4 victim2
-check "c) B's new queue advances during the flood" advanced
+check "c) B's new queue advances during the flood" advanced || show "$W/victim2.out"
 check "c) B's first queue is never suspended during the flood" never_suspended "$VB" 20
 wait "$fpid"
 show "$W/flood.out" flood
-check "c) amdqpd alive after the flood" daemon_alive
+check "c) amdqpd alive after the flood" daemon_alive || log_tail
 check "c) and its status answers B" until_ok 10 status_answers || show "$W/status.txt"
+# Gone before (e): B's one call there must find B's first queue alone (its
+# drain of a running queue is quick; --drain-timeout-s bounds it).
 kill -TERM "$VB2" 2>/dev/null
+wait "$VB2"
+until_ok 10 no_queues "$VB2" || {
+	echo "# B's second program (pid $VB2) exited, its queue is still listed:"
+	sed 's/^/#   /' "$W/list.json"
+}
 
 # ===========================================================================
 # e) per-user rate limit: A empties its bucket, B's first call succeeds
@@ -332,22 +361,26 @@ kill -TERM "$VB2" 2>/dev/null
 cooldown=$(cat "$par/cooldown_ms")
 echo 0 >"$par/cooldown_ms"
 "$T" "$A" burst "$G" 200 >"$W/burstA.out" 2>&1
+amdqpctl list >"$W/list-e.txt" 2>&1
 "$T" "$B" burst "$G" 1 >"$W/burstB.out" 2>&1
 show "$W/burstA.out" "A: 200 x SUSPEND_BELOW 15 + RESUME_ALL"
 show "$W/burstB.out" "B: then 1 x SUSPEND_BELOW 15"
 check "e) A's calls (its own other process's queue) ran into the limit (EBUSY)" \
 	grep -Eq 'ok=[1-9][0-9]* ebusy=[1-9]' "$W/burstA.out"
 check "e) B's first call right after succeeds and suspends its own queue" \
-	grep -Eq 'ok=1 ebusy=0 other=0 affected=1' "$W/burstB.out"
+	grep -Eq 'ok=1 ebusy=0 other=0 affected=1' "$W/burstB.out" ||
+	show "$W/list-e.txt" "the queues before B's call (B's: one)"
 # One queue of A's own per successful call: B's was never taken.
 own_only() {
 	ok=$(sed -n 's/.*ok=\([0-9]*\).*/\1/p' "$W/burstA.out")
 	grep -q "affected=$ok " "$W/burstA.out"
 }
-check "e) A's suspensions never took B's queue (one queue per call: its own)" own_only
+check "e) A's suspensions never took B's queue (one queue per call: its own)" own_only ||
+	show "$W/list-e.txt" "the queues before B's call (A's: one)"
 echo "$cooldown" >"$par/cooldown_ms"
+# Gone, not just signalled: (d) counts on the queues it starts alone.
 kill -TERM "$TA" "$VB" 2>/dev/null
-sleep 2
+wait "$TA" "$VB"
 
 # ===========================================================================
 # d) B's untagged victim: A (granted nothing) cannot get it suspended, H
@@ -368,7 +401,7 @@ check "d) B's untagged queue is never suspended beside busy A (40 looks over ~4+
 calls1=$(suspend_calls)
 echo "# amdqpd's suspend_calls: $calls0 before A's busy work, $calls1 after"
 no_new_calls() { [ -n "$calls0" ] && [ "$calls0" = "$calls1" ]; }
-check "d) amdqpd made no suspend call for A" no_new_calls
+check "d) amdqpd made no suspend call for A" no_new_calls || log_tail
 kill -TERM "$TD" 2>/dev/null
 wait "$TD" 2>/dev/null
 # shellcheck disable=SC2086
@@ -379,12 +412,14 @@ check "d) H's --priority high is listed at 12 (the configured grant)" \
 # Nothing else holds anything: what suspends B's queue is amdqpd, for H.
 check "d) amdqpd itself suspends B's untagged queue below H (its one holder)" \
 	until_ok 15 held_by_daemon "$VU" || sed 's/^/#   /' "$W/list.json"
-amdqpctl status >"$W/status-d.txt" 2>&1
-show "$W/status-d.txt" "amdqpctl status with H busy (amdqpd's view)"
+# The kernel lists the hold at once; amdqpd's status has it within 0.5 s.
 check "d) amdqpd counts its suspend calls (more than before H) and holds GPU $G below 12" \
-	daemon_holds "$calls1"
+	until_ok 10 daemon_holds "$calls1"
+show "$W/status-d.txt" "amdqpctl status with H busy (amdqpd's view)"
+# Any 6 s holds a run share: 4.5 s held, then at least 0.5 s on the hardware.
 progress 6 untagged
-check "d) B's untagged queue still advances over 6 s (amdqp.ko's starvation budget)" advanced
+check "d) B's untagged queue still advances over 6 s (amdqp.ko's starvation budget)" advanced ||
+	{ show "$W/untagged.out"; log_tail; }
 check "d) H's queue is never suspended" never_suspended "$HQ" 10
 # Control: without the budget amdqpd's hold keeps the victim off for the
 # same window. H goes and comes back: a fresh hold, whatever the budget
@@ -393,7 +428,12 @@ old=$(cat "$par/min_run_pct")
 echo 0 >"$par/min_run_pct"
 kill -TERM "$HQ" 2>/dev/null
 wait "$HQ" 2>/dev/null
-until_ok 10 running "$VU"
+# The hold the control sees must be the new program's, not the old one's.
+until_ok 10 daemon_lets_go "$VU" || {
+	echo "# H's first program gone, B's untagged queue not let go by amdqpd:"
+	sed 's/^/#   /' "$W/list.json"
+	show "$W/status-r.txt" "amdqpctl status"
+}
 # shellcheck disable=SC2086
 start_as "$H" high2 high $BUSY_ARGS
 HQ=$pid
@@ -401,9 +441,14 @@ check "d) control: amdqpd suspends B's untagged queue again for H's new program"
 	until_ok 30 held_by_daemon "$VU" || sed 's/^/#   /' "$W/list.json"
 sleep 1
 progress 6 untagged
-check "d) control: with min_run_pct=0 the same window shows no progress" stalled
+check "d) control: with min_run_pct=0 the same window shows no progress" stalled || {
+	listq "$VU"
+	sed 's/^/#   /' "$W/list.json"
+	show "$W/high2.out"
+	log_tail
+}
 echo "$old" >"$par/min_run_pct"
-check "d) amdqpd alive" daemon_alive
+check "d) amdqpd alive" daemon_alive || log_tail
 
 # ===========================================================================
 # f) A registers by raw ioctls, no tagging layer: priority 16 and 15 at
@@ -423,6 +468,7 @@ check "f) A's raw queue, asked at 15, is listed at 7 (amdqp.ko's ceiling)" \
 check "f) amdqpd suspends A's raw queue below H like any other" \
 	until_ok 15 held_by_daemon "$RQ" || sed 's/^/#   /' "$W/list.json"
 kill -TERM "$RQ" 2>/dev/null
+wait "$RQ"
 
 # ===========================================================================
 # g) pages that declare 16,376 slots (in 64 KiB, in 1 MiB), a full page of
@@ -445,29 +491,41 @@ sleep 2
 show "$W/full.out" "A's full page"
 check "g) amdqpd's status answers within 10 s, 5 times" status_quick 5
 # (The budget lets it run a share of each window: a few looks.)
-check "g) amdqpd still holds B's queue below H" until_ok 5 held_by_daemon "$VU"
-amdqpctl status >"$W/status-g.txt" 2>&1
+check "g) amdqpd still holds B's queue below H" until_ok 5 held_by_daemon "$VU" ||
+	sed 's/^/#   /' "$W/list.json"
+# A status with amdqpd's report in it (under the pages one may time out).
+until_ok 10 daemon_report "$W/status-g.txt"
 show "$W/status-g.txt" "amdqpctl status under the pages"
 check "g) amdqpd took none of the pages' slots: H's is GPU $G's one tagged queue" \
 	grep -Eq "^ +$G +.* of 1\$" "$W/status-g.txt"
-# The loop acts: H goes, B's queue runs; H comes back, amdqpd holds it.
+# The loop acts: H goes, amdqpd lets B's queue run (its status holds the
+# GPU below nothing: not amdqp.ko's run share); H comes back, it holds it.
 kill -TERM "$HQ" 2>/dev/null
 wait "$HQ" 2>/dev/null
-check "g) amdqpd lets B's queue run when H exits (within 5 s)" until_ok 5 running "$VU"
+check "g) amdqpd lets B's queue run when H exits (within 5 s)" until_ok 5 daemon_lets_go "$VU" || {
+	sed 's/^/#   /' "$W/list.json"
+	show "$W/status-r.txt" "amdqpctl status"
+	log_tail
+}
 # shellcheck disable=SC2086
 start_as "$H" high3 high $BUSY_ARGS
 HQ=$pid
 check "g) and holds it again for H's next program (within 15 s)" \
-	until_ok 15 held_by_daemon "$VU" || sed 's/^/#   /' "$W/list.json"
+	until_ok 15 held_by_daemon "$VU" || { sed 's/^/#   /' "$W/list.json"; log_tail; }
 refused() { grep "page_refused" "$W/amdqpd.log" | grep -q "$1"; }
-check "g) the 16,376-slot page was refused (slot layout)" refused "slot layout out of bounds"
+refusals() { grep "page_refused" "$W/amdqpd.log" | tail -n 10 | sed 's/^/#   /'; }
+check "g) the 16,376-slot page was refused (slot layout)" refused "slot layout out of bounds" ||
+	refusals
 # amdqpd's socket turns it away before the loop sees it: never tagged.
 check "g) the 1 MiB page was never taken (its process is not tagged)" \
-	sh -c "! grep -q 'pid $P1M (' '$W/amdqpd.log'"
-check "g) the random page was refused (magic)" refused "magic"
-check "g) amdqpd alive" daemon_alive
+	sh -c "! grep -q 'pid $P1M (' '$W/amdqpd.log'" ||
+	grep "pid $P1M (" "$W/amdqpd.log" | sed 's/^/#   /'
+check "g) the random page was refused (magic)" refused "magic" || refusals
+check "g) amdqpd alive" daemon_alive || log_tail
 # shellcheck disable=SC2086
 kill -TERM $pages 2>/dev/null
+# shellcheck disable=SC2086
+wait $pages
 
 # ===========================================================================
 # h) a registered page A truncates (refused: sealed) and replaces (another
@@ -480,10 +538,11 @@ show "$W/swap.out" "A's swap"
 check "h) amdqpd took the page first (wrote its control flags)" grep -q 'adopted=yes' "$W/swap.out"
 check "h) the truncation is refused (sealed: EPERM)" grep -q 'truncate=EPERM' "$W/swap.out"
 check "h) amdqpd drops the replaced page while its process runs" \
-	until_ok 20 grep -q "pid $SW gone" "$W/amdqpd.log"
+	until_ok 20 grep -q "pid $SW gone" "$W/amdqpd.log" || log_tail
 check "h) A's process is still alive (it was dropped, not waited for)" kill -0 "$SW"
 check "h) amdqpd alive, its status answers within 10 s" status_quick 2
-check "h) and it still holds B's queue below H" until_ok 5 held_by_daemon "$VU"
+check "h) and it still holds B's queue below H" until_ok 5 held_by_daemon "$VU" ||
+	{ sed 's/^/#   /' "$W/list.json"; log_tail; }
 kill -TERM "$SW" 2>/dev/null
 
 kill -TERM "$dpid" 2>/dev/null

@@ -136,8 +136,8 @@ static uint64_t start_time(void)
 		buf[0] = 0;
 	fclose(f);
 	p = strrchr(buf, ')');
-	/* field 3 follows ") "; start time is field 22 */
-	for (i = 3; p && i < 22; i++)
+	/* field 3 follows ") "; start time is field 22: p ends on the blank before it */
+	for (i = 3; p && i <= 22; i++)
 		p = strchr(p + 1, ' ');
 	if (p)
 		sscanf(p + 1, "%llu", &st);
