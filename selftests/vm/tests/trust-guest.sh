@@ -521,6 +521,20 @@ check "g) the 1 MiB page was never taken (its process is not tagged)" \
 	sh -c "! grep -q 'pid $P1M (' '$W/amdqpd.log'" ||
 	grep "pid $P1M (" "$W/amdqpd.log" | sed 's/^/#   /'
 check "g) the random page was refused (magic)" refused "magic" || refusals
+# Counted where an admin looks (amdqpctl status), and A's full page of
+# busy slots read within uid 1000's share of the loop (loop_share_pct),
+# named once in the log.
+stat_of() {
+	v=$(sed -n "s/.*[ ,]$1 \([0-9]*\).*/\1/p" "$W/status-g.txt")
+	echo "${v:-0}"
+}
+until_ok 10 daemon_report "$W/status-g.txt"
+check "g) amdqpd's status counts the refused pages (pages_refused >= 2)" \
+	[ "$(stat_of pages_refused)" -ge 2 ] || show "$W/status-g.txt"
+check "g) A's pages were read within uid 1000's share of the loop (loop_budget_skips > 0)" \
+	[ "$(stat_of loop_budget_skips)" -gt 0 ] || show "$W/status-g.txt"
+check "g) amdqpd names uid 1000 as over its loop share" \
+	grep -q "uid 1000: its pages took more than" "$W/amdqpd.log" || log_tail
 check "g) amdqpd alive" daemon_alive || log_tail
 # shellcheck disable=SC2086
 kill -TERM $pages 2>/dev/null
