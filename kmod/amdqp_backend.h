@@ -10,6 +10,7 @@
 #ifndef AMDQP_BACKEND_H
 #define AMDQP_BACKEND_H
 
+#include <linux/math.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
 
@@ -43,6 +44,18 @@ struct amdqp_queue_stats {
  */
 #define AMDQP_GRACE_MAX_US	255U
 
+/*
+ * CU masks (AMDQP_IOC_CONFINE) travel as arrays of u32 words: the words of
+ * XCC 0, then those of XCC 1, and so on, amdqp_cu_mask_words(cu_per_xcc)
+ * of them per XCC; bit i of word j of an XCC's words is CU 32 * j + i of
+ * that XCC. Every mask the core hands a backend has at least one CU of
+ * every XCC set and none at or past cu_per_xcc.
+ */
+static inline u32 amdqp_cu_mask_words(u32 cu_per_xcc)
+{
+	return DIV_ROUND_UP(cu_per_xcc, 32);
+}
+
 /**
  * struct amdqp_backend_ops - what the core asks of a backend
  * @suspend: take @n queues of @dev off the hardware. @results[i] says
@@ -63,6 +76,22 @@ struct amdqp_queue_stats {
  *	core discards (the device was reset or removed, or the queue
  *	unregistered, while the call was in flight) is undone with a resume
  *	call for those queues.
+ * @confine: optional (with amdqp_device_desc.cu_per_xcc); restrict @n
+ *	queues of @dev to CU masks. @masks[i] is the mask amdqp confines
+ *	queue i to (the layout above), or NULL to lift amdqp's confinement.
+ *	The backend keeps the mask the queue's owner set itself (or the
+ *	full mask) apart from amdqp's: the hardware queue runs on the
+ *	owner's mask ANDed with @masks[i], XCC by XCC, or on @masks[i]
+ *	alone in an XCC where the two share no CU; lifting gives back
+ *	exactly the owner's mask, including a change the owner made while
+ *	confined (an owner's change of a confined queue is ANDed the same
+ *	way). A queue off the hardware (suspended) takes the mask with no
+ *	scheduler work of its own and runs under it once mapped again.
+ *	Results, locking and the one-update-per-call rule under HWS as for
+ *	@suspend (0: the queue now has the requested confinement; an error:
+ *	it kept the previous one); @grace_us bounds the preemption of the
+ *	update that rewrites the queues' MQDs. Called once per device per
+ *	direction: confinements (and mask changes), then lifts.
  * @set_priority: optional; apply a new priority to the hardware queue.
  * @get_counters: optional; fill the device's firmware counters.
  * @get_queue_stats: optional; fill per-queue statistics.
@@ -83,6 +112,9 @@ struct amdqp_backend_ops {
 		       unsigned int n, int *results, u32 grace_us);
 	int (*resume)(struct amdqp_device *dev, struct amdqp_queue **qs,
 		      unsigned int n, int *results);
+	int (*confine)(struct amdqp_device *dev, struct amdqp_queue **qs,
+		       unsigned int n, const u32 *const *masks, int *results,
+		       u32 grace_us);
 	int (*set_priority)(struct amdqp_queue *q, u32 priority);
 	void (*get_counters)(struct amdqp_device *dev,
 			     struct amdqp_dev_counters *c);
@@ -97,6 +129,9 @@ struct amdqp_backend_ops {
  * @backend: AMDQP_BACKEND_* (uapi)
  * @sched_mode: AMDQP_SCHED_HWS or AMDQP_SCHED_MES (uapi)
  * @num_xcc: XCC instances
+ * @cu_per_xcc: CUs of each XCC a CU mask addresses; 0 when the backend
+ *	cannot confine queues (no @ops->confine), at most
+ *	AMDQP_CU_MASK_MAX_WORDS * 32 / @num_xcc words' worth
  * @ops: callbacks, must outlive the device
  * @priv: backend data, amdqp_device_priv() returns it
  */
@@ -105,6 +140,7 @@ struct amdqp_device_desc {
 	u32 backend;
 	u32 sched_mode;
 	u32 num_xcc;
+	u32 cu_per_xcc;
 	const struct amdqp_backend_ops *ops;
 	void *priv;
 };
@@ -168,8 +204,10 @@ u32 amdqp_queue_priority(struct amdqp_queue *q);
 
 /*
  * Events a backend reports. amdqp_report_reset() also drops every
- * suspension on the device: after a reset the firmware state is new and
- * the backend has remapped (or lost) its queues. All may sleep.
+ * suspension and confinement on the device: after a reset the firmware
+ * state is new, the backend has remapped (or lost) its queues, and it
+ * must have given every queue back its owner's own CU mask. All may
+ * sleep.
  */
 void amdqp_report_process_exit(struct amdqp_device *dev, struct pid *pid);
 void amdqp_report_reset(struct amdqp_device *dev);

@@ -23,6 +23,10 @@ static int amdqp_stats_show(struct seq_file *m, void *unused)
 	S(watchdog_sweeps);
 	S(events_lost);
 	S(rate_limited);
+	S(confine_calls);
+	S(queues_confined);
+	S(queues_unconfined);
+	S(confine_watchdog);
 #undef S
 	return 0;
 }
@@ -37,18 +41,26 @@ static int amdqp_queues_show(struct seq_file *m, void *unused)
 	mutex_lock(&amdqp_lock);
 	now = amdqp_now_ns();
 	list_for_each_entry(dev, &amdqp_devices, node) {
-		seq_printf(m, "gpu %u backend %u sched %s xcc %u queues %u suspended %u\n",
+		seq_printf(m, "gpu %u backend %u sched %s xcc %u queues %u suspended %u cu_per_xcc %u confined %u\n",
 			   dev->gpu_id, dev->backend,
 			   dev->sched_mode == AMDQP_SCHED_MES ? "mes" : "hws",
-			   dev->num_xcc, dev->num_queues, dev->num_suspended);
-		list_for_each_entry(q, &dev->queues, dev_node)
-			seq_printf(m, "  pid %d queue %u prio %u ring 0x%llx %s holders %u suspends %llu suspended_ms %llu\n",
+			   dev->num_xcc, dev->num_queues, dev->num_suspended,
+			   dev->cu_per_xcc, dev->num_confined);
+		list_for_each_entry(q, &dev->queues, dev_node) {
+			seq_printf(m, "  pid %d queue %u prio %u ring 0x%llx %s holders %u suspends %llu suspended_ms %llu",
 				   pid_nr(q->owner), q->queue_id, q->priority,
 				   q->ring_va,
 				   q->hw_suspended ? "SUSPENDED" : "running",
 				   q->nr_holds, q->suspend_count,
 				   div_u64(amdqp_suspended_ns(q, now),
 					   NSEC_PER_MSEC));
+			seq_printf(m, " confiners %u", q->nr_cholds);
+			if (q->hw_confined)
+				seq_printf(m, " CONFINED %*phN",
+					   (int)(dev->mask_words * sizeof(u32)),
+					   q->hw_mask);
+			seq_putc(m, '\n');
+		}
 	}
 	mutex_unlock(&amdqp_lock);
 	return 0;

@@ -22,7 +22,8 @@ static long amdqp_ioctl_version(void __user *arg, u32 size)
 		.priority_max = AMDQP_PRIORITY_MAX,
 		.reserved = min_t(u32, READ_ONCE(amdqp_default_ceiling),
 				  AMDQP_PRIORITY_MAX),
-		.features = AMDQP_FEATURE_CEILING | AMDQP_FEATURE_STARVE,
+		.features = AMDQP_FEATURE_CEILING | AMDQP_FEATURE_STARVE |
+			    AMDQP_FEATURE_CONFINE,
 	};
 	struct amdqp_device *dev;
 
@@ -445,6 +446,10 @@ static const struct amdqp_ioctl_desc amdqp_ioctls[] = {
 	[_IOC_NR(AMDQP_IOC_CEILINGS)] = {
 		.cmd = AMDQP_IOC_CEILINGS,
 		.fn = amdqp_ioctl_ceilings,
+	},
+	[_IOC_NR(AMDQP_IOC_CONFINE)] = {
+		.cmd = AMDQP_IOC_CONFINE,
+		.fn = amdqp_ioctl_confine,
 	},
 };
 

@@ -20,6 +20,11 @@ module_param_named(max_suspend_ms, amdqp_max_suspend_ms, uint, 0644);
 MODULE_PARM_DESC(max_suspend_ms,
 		 "Starvation guard: resume a queue suspended longer than this (ms, 0 = never; default 5000)");
 
+unsigned int amdqp_max_confine_ms = 60000;
+module_param_named(max_confine_ms, amdqp_max_confine_ms, uint, 0644);
+MODULE_PARM_DESC(max_confine_ms,
+		 "Starvation guard for AMDQP_IOC_CONFINE: lift the CU-mask confinement of a queue confined longer than this, and refuse to confine it for cooldown_ms (ms, 0 = never; default 60000)");
+
 unsigned int amdqp_cooldown_ms = 100;
 module_param_named(cooldown_ms, amdqp_cooldown_ms, uint, 0644);
 MODULE_PARM_DESC(cooldown_ms,
@@ -103,6 +108,7 @@ static int amdqp_open(struct inode *inode, struct file *filp)
 	if (!f)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&f->holds);
+	INIT_LIST_HEAD(&f->cholds);
 	amdqp_events_init_file(f);
 	f->pid_ns = get_pid_ns(task_active_pid_ns(current));
 	filp->private_data = f;

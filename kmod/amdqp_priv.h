@@ -8,7 +8,8 @@
  *     desired-vs-actual state of that device's queues is reconciled under it.
  *  2. amdqp_lock (mutex, global): the device list, every device's queue
  *     list, queue fields other than the backend's, and all holds (which fd
- *     suspends which queue). Never held across a backend call.
+ *     suspends or confines which queue, and to which CU mask). Never held
+ *     across a backend call.
  *  3. amdqp_event_files_lock (mutex, global, amdqp_events.c): the list of
  *     files receiving events, and which ring each of them has. Taken
  *     inside amdqp_lock (events are emitted under it); a mutex so that
@@ -50,6 +51,7 @@ extern bool amdqp_same_uid_control;
 extern unsigned int amdqp_default_ceiling;
 extern unsigned int amdqp_starve_window_ms;
 extern unsigned int amdqp_min_run_pct;
+extern unsigned int amdqp_max_confine_ms;
 
 struct amdqp_device {
 	struct kref ref;
@@ -62,8 +64,11 @@ struct amdqp_device {
 	u32 backend;
 	u32 sched_mode;
 	u32 num_xcc;
+	u32 cu_per_xcc;			/* 0: cannot confine; set once */
+	u32 mask_words;			/* words of a CU mask; set once */
 	u32 num_queues;			/* amdqp_lock */
 	u32 num_suspended;		/* amdqp_lock */
+	u32 num_confined;		/* amdqp_lock */
 	u64 seq;			/* registration order; set once */
 	/*
 	 * Bumped on reset and removal (amdqp_lock); a backend call that
@@ -124,9 +129,26 @@ struct amdqp_queue {
 	/* the watchdog fired for this stretch of suspension */
 	bool wd_fired;
 	bool dead;			/* unregistered by the backend */
+	/*
+	 * Confinement (amdqp_confine.c), amdqp_lock; hw_confined and
+	 * hw_mask change under sched_lock too. @hw_mask is the mask the
+	 * backend last reported applied (dev->mask_words words), valid
+	 * while @hw_confined.
+	 */
+	struct list_head cholds;	/* amdqp_chold.h.q_node, oldest first */
+	u32 nr_cholds;
+	bool hw_confined;
+	bool cwd_fired;			/* the watchdog lifted this stretch */
+	u64 confined_since;
+	u64 confine_cooldown_until;
+	u64 confine_count;
+	u32 hw_mask[];
 };
 
-/* One fd's suspension of one queue. */
+/*
+ * One fd's suspension of one queue, and the part of a confinement that
+ * links it the same way (on the queue's and the fd's cholds instead).
+ */
 struct amdqp_hold {
 	struct list_head q_node;	/* amdqp_queue.holds */
 	struct list_head f_node;	/* amdqp_file.holds */
@@ -134,11 +156,23 @@ struct amdqp_hold {
 	struct amdqp_file *f;
 };
 
+/*
+ * One fd's confinement of one queue, to @mask (the device's mask_words
+ * words, the layout of amdqp_backend.h). amdqp_lock.
+ */
+struct amdqp_chold {
+	struct amdqp_hold h;		/* first: freed through it */
+	u32 mask[];
+};
+
+static_assert(offsetof(struct amdqp_chold, h) == 0);
+
 /* Records one fd's ring holds; the ring is charged to the opener's memcg. */
 #define AMDQP_EVENT_RING	512
 
 struct amdqp_file {
 	struct list_head holds;		/* amdqp_hold.f_node; amdqp_lock */
+	struct list_head cholds;	/* amdqp_chold.h.f_node; amdqp_lock */
 	struct pid_namespace *pid_ns;	/* opener's, for pid translation */
 	/* amdqp_event_files while mask != 0; amdqp_event_files_lock */
 	struct list_head ev_node;
@@ -187,6 +221,13 @@ long amdqp_ioctl_suspend_below(struct amdqp_file *f, void __user *arg,
 long amdqp_ioctl_resume_all(struct amdqp_file *f, void __user *arg, u32 size);
 void amdqp_release_holds(struct amdqp_file *f);
 void amdqp_drop_holds_locked(struct amdqp_queue *q);
+struct amdqp_hold *amdqp_hold_find(struct list_head *q_holds,
+				   const struct amdqp_file *f);
+void amdqp_hold_add(struct amdqp_hold *h, struct amdqp_file *f,
+		    struct amdqp_queue *q, struct list_head *f_holds,
+		    struct list_head *q_holds, u32 *nr);
+void amdqp_hold_del(struct amdqp_hold *h, u32 *nr);
+void amdqp_hold_drop_all(struct list_head *q_holds, u32 *nr);
 u32 amdqp_qstate(struct amdqp_file *f, struct amdqp_queue *q, u64 now);
 /*
  * Owners over which current passed the kernel's ptrace attach check,
@@ -200,13 +241,53 @@ struct amdqp_tracees {
 
 int amdqp_may_control(struct amdqp_queue *q, bool audit,
 		      const struct amdqp_tracees *t);
+
+/* A set of devices named by gpu_id; an empty set means all devices. */
+struct amdqp_gpus {
+	u32 *ids;
+	u32 n;
+};
+
+bool amdqp_gpus_has(const struct amdqp_gpus *g, u32 gpu_id);
+int amdqp_below_tracees(struct amdqp_file *f, const struct amdqp_gpus *g,
+			u32 below, u32 cap, struct amdqp_tracees *t);
+
+/* Which outcome amdqp_reconcile() reports per queue. */
+enum amdqp_rc_what {
+	AMDQP_RC_SUSPEND = 1,		/* of taking off / putting back */
+	AMDQP_RC_CONFINE = 2,		/* of confining / lifting */
+	AMDQP_RC_ANY = 3,		/* the first failure of either */
+};
+
 void amdqp_reconcile(struct amdqp_queue **qs, unsigned int n, int *results,
-		     u32 grace_us, u64 *latency_ns);
+		     u32 grace_us, u64 *latency_ns, enum amdqp_rc_what what);
+
+/* What amdqp_drop_file_holds() reconciled: queues with references. */
+struct amdqp_dropped {
+	struct amdqp_queue **qs;
+	int *res;
+	u32 n;
+};
+
+int amdqp_drop_file_holds(struct amdqp_file *f, const struct amdqp_gpus *g,
+			  enum amdqp_rc_what what, bool all, u32 grace_us,
+			  u64 *latency_ns, struct amdqp_dropped *d);
+void amdqp_dropped_free(struct amdqp_dropped *d);
 void amdqp_watchdog_init(void);
 void amdqp_watchdog_exit(void);
 void amdqp_watchdog_kick_locked(void);
 void amdqp_resume_everything(void);
 void amdqp_starve_update_locked(struct amdqp_queue *q, u64 now);
+
+/* amdqp_confine.c */
+long amdqp_ioctl_confine(struct amdqp_file *f, void __user *arg, u32 size);
+void amdqp_drop_cholds_locked(struct amdqp_queue *q);
+bool amdqp_confine_want_locked(const struct amdqp_queue *q, u32 *mask);
+bool amdqp_confine_mismatch_locked(const struct amdqp_queue *q);
+void amdqp_account_unconfine_locked(struct amdqp_queue *q);
+void amdqp_del_chold(struct amdqp_chold *c);
+struct amdqp_chold *amdqp_find_chold(struct amdqp_file *f,
+				     struct amdqp_queue *q);
 
 /* amdqp_trust.c */
 int amdqp_trust_init(void);
@@ -256,6 +337,10 @@ struct amdqp_stats {
 	atomic64_t watchdog_sweeps;
 	atomic64_t events_lost;
 	atomic64_t rate_limited;
+	atomic64_t confine_calls;
+	atomic64_t queues_confined;
+	atomic64_t queues_unconfined;
+	atomic64_t confine_watchdog;
 };
 
 extern struct amdqp_stats amdqp_stats;

@@ -151,6 +151,13 @@ struct amdqp_device *amdqp_device_register(const struct amdqp_device_desc *d)
 	    (d->sched_mode != AMDQP_SCHED_HWS &&
 	     d->sched_mode != AMDQP_SCHED_MES))
 		return ERR_PTR(-EINVAL);
+	/* A CU mask of the device must fit AMDQP_IOC_CONFINE's. */
+	if (d->cu_per_xcc &&
+	    (!d->ops->confine || !d->num_xcc ||
+	     d->cu_per_xcc > AMDQP_CU_MASK_MAX_WORDS * 32 ||
+	     d->num_xcc * amdqp_cu_mask_words(d->cu_per_xcc) >
+	     AMDQP_CU_MASK_MAX_WORDS))
+		return ERR_PTR(-EINVAL);
 
 	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
 	if (!dev)
@@ -164,6 +171,8 @@ struct amdqp_device *amdqp_device_register(const struct amdqp_device_desc *d)
 	dev->backend = d->backend;
 	dev->sched_mode = d->sched_mode;
 	dev->num_xcc = d->num_xcc;
+	dev->cu_per_xcc = d->cu_per_xcc;
+	dev->mask_words = d->num_xcc * amdqp_cu_mask_words(d->cu_per_xcc);
 
 	mutex_lock(&amdqp_lock);
 	if (amdqp_device_find_locked(d->gpu_id)) {
@@ -205,6 +214,8 @@ static void amdqp_queue_detach_locked(struct amdqp_queue *q)
 	q->dev->num_queues--;
 	amdqp_account_resume_locked(q, amdqp_now_ns());
 	amdqp_drop_holds_locked(q);
+	amdqp_account_unconfine_locked(q);
+	amdqp_drop_cholds_locked(q);
 	trace_amdqp_queue_unregister(q->dev->gpu_id, pid_nr(q->owner),
 				     q->queue_id);
 	amdqp_emit(AMDQP_EVENT_QUEUE_DESTROYED, q->owner, q->dev->gpu_id,
@@ -247,11 +258,13 @@ struct amdqp_queue *amdqp_queue_register(struct amdqp_device *dev,
 	if (!d->owner || d->priority > AMDQP_PRIORITY_MAX)
 		return ERR_PTR(-EINVAL);
 
-	q = kzalloc(sizeof(*q), GFP_KERNEL);
+	/* dev->mask_words is set once, before the device is listed. */
+	q = kzalloc(struct_size(q, hw_mask, dev->mask_words), GFP_KERNEL);
 	if (!q)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&q->ref);
 	INIT_LIST_HEAD(&q->holds);
+	INIT_LIST_HEAD(&q->cholds);
 	q->owner = get_pid(d->owner);
 	q->uid = d->uid;
 	q->queue_id = d->queue_id;
@@ -431,6 +444,8 @@ void amdqp_report_reset(struct amdqp_device *dev)
 	list_for_each_entry(q, &dev->queues, dev_node) {
 		amdqp_account_resume_locked(q, now);
 		amdqp_drop_holds_locked(q);
+		amdqp_account_unconfine_locked(q);
+		amdqp_drop_cholds_locked(q);
 	}
 	amdqp_emit(AMDQP_EVENT_GPU_RESET, NULL, dev->gpu_id, 0, 0, 0);
 	mutex_unlock(&amdqp_lock);

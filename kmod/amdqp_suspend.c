@@ -50,51 +50,82 @@ int amdqp_may_control(struct amdqp_queue *q, bool audit,
 	return ok ? 0 : -EPERM;
 }
 
-static struct amdqp_hold *amdqp_find_hold(struct amdqp_file *f,
-					  struct amdqp_queue *q)
+/*
+ * Suspensions and confinements (struct amdqp_chold) are linked alike,
+ * each kind on lists and a count of its own: @q_holds and @nr are the
+ * queue's, @f_holds the fd's. amdqp_lock held.
+ */
+struct amdqp_hold *amdqp_hold_find(struct list_head *q_holds,
+				   const struct amdqp_file *f)
 {
 	struct amdqp_hold *h;
 
 	lockdep_assert_held(&amdqp_lock);
-	list_for_each_entry(h, &q->holds, q_node)
+	list_for_each_entry(h, q_holds, q_node)
 		if (h->f == f)
 			return h;
 	return NULL;
 }
 
 /* Consumes @h; takes a queue reference for it. */
-static void amdqp_add_hold(struct amdqp_file *f, struct amdqp_queue *q,
-			   struct amdqp_hold *h)
+void amdqp_hold_add(struct amdqp_hold *h, struct amdqp_file *f,
+		    struct amdqp_queue *q, struct list_head *f_holds,
+		    struct list_head *q_holds, u32 *nr)
 {
 	lockdep_assert_held(&amdqp_lock);
 	amdqp_queue_get(q);
 	h->q = q;
 	h->f = f;
-	list_add_tail(&h->q_node, &q->holds);
-	list_add_tail(&h->f_node, &f->holds);
-	q->nr_holds++;
+	list_add_tail(&h->q_node, q_holds);
+	list_add_tail(&h->f_node, f_holds);
+	(*nr)++;
 }
 
-/* Drops the hold's queue reference, never the last: callers have one. */
-static void amdqp_del_hold(struct amdqp_hold *h)
+/*
+ * Frees @h (a confinement with it: its first member) and drops its queue
+ * reference, never the last: callers have one.
+ */
+void amdqp_hold_del(struct amdqp_hold *h, u32 *nr)
 {
 	struct amdqp_queue *q = h->q;
 
 	lockdep_assert_held(&amdqp_lock);
 	list_del(&h->q_node);
 	list_del(&h->f_node);
-	q->nr_holds--;
+	(*nr)--;
 	kfree(h);
 	amdqp_queue_put(q);
 }
 
-/* Forget every fd's suspension of @q (not the hardware state). */
-void amdqp_drop_holds_locked(struct amdqp_queue *q)
+/* Forget every fd's holds of one kind (not the hardware state). */
+void amdqp_hold_drop_all(struct list_head *q_holds, u32 *nr)
 {
 	struct amdqp_hold *h, *tmp;
 
-	list_for_each_entry_safe(h, tmp, &q->holds, q_node)
-		amdqp_del_hold(h);
+	list_for_each_entry_safe(h, tmp, q_holds, q_node)
+		amdqp_hold_del(h, nr);
+}
+
+static struct amdqp_hold *amdqp_find_hold(struct amdqp_file *f,
+					  struct amdqp_queue *q)
+{
+	return amdqp_hold_find(&q->holds, f);
+}
+
+static void amdqp_add_hold(struct amdqp_file *f, struct amdqp_queue *q,
+			   struct amdqp_hold *h)
+{
+	amdqp_hold_add(h, f, q, &f->holds, &q->holds, &q->nr_holds);
+}
+
+static void amdqp_del_hold(struct amdqp_hold *h)
+{
+	amdqp_hold_del(h, &h->q->nr_holds);
+}
+
+void amdqp_drop_holds_locked(struct amdqp_queue *q)
+{
+	amdqp_hold_drop_all(&q->holds, &q->nr_holds);
 }
 
 u32 amdqp_qstate(struct amdqp_file *f, struct amdqp_queue *q, u64 now)
@@ -107,6 +138,12 @@ u32 amdqp_qstate(struct amdqp_file *f, struct amdqp_queue *q, u64 now)
 		s |= AMDQP_QSTATE_HELD;
 	if (now < q->cooldown_until)
 		s |= AMDQP_QSTATE_COOLDOWN;
+	if (q->hw_confined)
+		s |= AMDQP_QSTATE_CONFINED;
+	if (f && amdqp_find_chold(f, q))
+		s |= AMDQP_QSTATE_CONFINE_HELD;
+	if (now < q->confine_cooldown_until)
+		s |= AMDQP_QSTATE_CONFINE_COOLDOWN;
 	return s;
 }
 
@@ -331,7 +368,8 @@ long amdqp_ioctl_suspend(struct amdqp_file *f, void __user *arg, u32 size)
 	}
 	mutex_unlock(&amdqp_lock);
 
-	amdqp_reconcile(r.act, r.n, r.res, r.b.grace_us, &r.b.latency_ns);
+	amdqp_reconcile(r.act, r.n, r.res, r.b.grace_us, &r.b.latency_ns,
+			AMDQP_RC_SUSPEND);
 
 	/* A failed suspension is not held: the queue kept running. */
 	mutex_lock(&amdqp_lock);
@@ -387,7 +425,8 @@ long amdqp_ioctl_resume(struct amdqp_file *f, void __user *arg, u32 size)
 	}
 	mutex_unlock(&amdqp_lock);
 
-	amdqp_reconcile(r.act, r.n, r.res, 0, &r.b.latency_ns);
+	amdqp_reconcile(r.act, r.n, r.res, 0, &r.b.latency_ns,
+			AMDQP_RC_SUSPEND);
 	mutex_lock(&amdqp_lock);
 	amdqp_req_settle(&r);
 	mutex_unlock(&amdqp_lock);
@@ -397,13 +436,7 @@ out:
 	return ret;
 }
 
-/* A set of devices named by gpu_id; an empty set means all devices. */
-struct amdqp_gpus {
-	u32 *ids;
-	u32 n;
-};
-
-static bool amdqp_gpus_has(const struct amdqp_gpus *g, u32 gpu_id)
+bool amdqp_gpus_has(const struct amdqp_gpus *g, u32 gpu_id)
 {
 	u32 i;
 
@@ -464,9 +497,8 @@ static u32 amdqp_count_queues_locked(void)
  * take (at most @cap of them), before it takes amdqp_lock for good: see
  * amdqp_trust.c. A queue of an owner that appears in between is skipped.
  */
-static int amdqp_below_tracees(struct amdqp_file *f,
-			       const struct amdqp_gpus *g, u32 below, u32 cap,
-			       struct amdqp_tracees *t)
+int amdqp_below_tracees(struct amdqp_file *f, const struct amdqp_gpus *g,
+			u32 below, u32 cap, struct amdqp_tracees *t)
 {
 	struct pid *self = task_tgid(current);
 	struct amdqp_device *dev;
@@ -586,7 +618,8 @@ long amdqp_ioctl_suspend_below(struct amdqp_file *f, void __user *arg,
 	}
 	mutex_unlock(&amdqp_lock);
 
-	amdqp_reconcile(qs, n, res, s.grace_us, &s.latency_ns);
+	amdqp_reconcile(qs, n, res, s.grace_us, &s.latency_ns,
+			AMDQP_RC_SUSPEND);
 
 	mutex_lock(&amdqp_lock);
 	for (i = 0; i < n; i++) {
@@ -620,71 +653,109 @@ out:
 	return ret;
 }
 
+/* Whether @d has room for @q; if so, @q goes in for the reconciliation. */
+static bool amdqp_dropped_take(struct amdqp_dropped *d, u32 cap,
+			       struct amdqp_queue *q)
+{
+	if (d->n == cap)
+		return false;
+	amdqp_queue_get(q);
+	q->inflight++;
+	d->qs[d->n++] = q;
+	return true;
+}
+
 /*
- * Drop the holds of @f on the devices in @g and resume what is left
- * without holders. Returns the number resumed, *failed the failures.
+ * Drop @f's holds of the kinds in @what on the devices in @g and put back
+ * what is left without holders, in one reconciliation; @d gets what it
+ * reconciled (amdqp_dropped_free()). With @all, holds go even without
+ * room to reconcile their queues, which the watchdog's reconciliation then
+ * does shortly: an fd's release cannot fail. Without, the call is refused
+ * with -ENOMEM before anything changes, and holds added since they were
+ * counted stay.
  */
-static u32 amdqp_drop_file_holds(struct amdqp_file *f,
-				 const struct amdqp_gpus *g, u64 *latency_ns,
-				 u32 *failed)
+int amdqp_drop_file_holds(struct amdqp_file *f, const struct amdqp_gpus *g,
+			  enum amdqp_rc_what what, bool all, u32 grace_us,
+			  u64 *latency_ns, struct amdqp_dropped *d)
 {
 	struct amdqp_hold *h, *tmp;
-	struct amdqp_queue **qs;
-	u32 i, n = 0, cap = 0, done = 0;
-	int *res;
+	struct amdqp_chold *c, *ctmp;
+	u32 i, cap = 0;
 
-	*failed = 0;
+	memset(d, 0, sizeof(*d));
 	mutex_lock(&amdqp_lock);
-	list_for_each_entry(h, &f->holds, f_node)
-		cap++;
+	if (what & AMDQP_RC_SUSPEND)
+		list_for_each_entry(h, &f->holds, f_node)
+			cap++;
+	if (what & AMDQP_RC_CONFINE)
+		list_for_each_entry(c, &f->cholds, h.f_node)
+			cap++;
 	mutex_unlock(&amdqp_lock);
 	if (!cap)
 		return 0;
 
-	qs = amdqp_qarray(cap);
-	res = kvcalloc(cap, sizeof(*res), AMDQP_GFP_CALLER);
+	d->qs = amdqp_qarray(cap);
+	d->res = kvcalloc(cap, sizeof(*d->res), AMDQP_GFP_CALLER);
+	if (!d->qs || !d->res) {
+		if (!all)
+			return -ENOMEM;
+		cap = 0;
+	}
 
 	mutex_lock(&amdqp_lock);
-	list_for_each_entry_safe(h, tmp, &f->holds, f_node) {
-		struct amdqp_queue *q = h->q;
+	if (what & AMDQP_RC_CONFINE) {
+		list_for_each_entry_safe(c, ctmp, &f->cholds, h.f_node) {
+			struct amdqp_queue *q = c->h.q;
+			bool both;
 
-		if (!amdqp_gpus_has(g, q->dev->gpu_id))
-			continue;
-		if (qs && res && n < cap) {
-			amdqp_queue_get(q);
-			q->inflight++;
-			qs[n++] = q;
+			if (!amdqp_gpus_has(g, q->dev->gpu_id))
+				continue;
+			/* Reconciled once, from the holds below. */
+			both = (what & AMDQP_RC_SUSPEND) &&
+			       amdqp_find_hold(f, q);
+			if (!both && !amdqp_dropped_take(d, cap, q) && !all)
+				continue;
+			amdqp_del_chold(c);
 		}
-		amdqp_del_hold(h);
+	}
+	if (what & AMDQP_RC_SUSPEND) {
+		list_for_each_entry_safe(h, tmp, &f->holds, f_node) {
+			struct amdqp_queue *q = h->q;
+
+			if (!amdqp_gpus_has(g, q->dev->gpu_id))
+				continue;
+			if (!amdqp_dropped_take(d, cap, q) && !all)
+				continue;
+			amdqp_del_hold(h);
+		}
 	}
 	mutex_unlock(&amdqp_lock);
 
-	/*
-	 * Without memory for the arrays the holds are gone anyway and the
-	 * watchdog's reconciliation resumes the queues shortly.
-	 */
-	amdqp_reconcile(qs, n, res, 0, latency_ns);
+	amdqp_reconcile(d->qs, d->n, d->res, grace_us, latency_ns, what);
 	mutex_lock(&amdqp_lock);
-	for (i = 0; i < n; i++)
-		qs[i]->inflight--;
+	for (i = 0; i < d->n; i++)
+		d->qs[i]->inflight--;
 	mutex_unlock(&amdqp_lock);
-	for (i = 0; i < n; i++) {
-		if (res[i])
-			(*failed)++;
-		else
-			done++;
-		amdqp_queue_put(qs[i]);
-	}
-	kvfree(res);
-	kvfree(qs);
-	return done;
+	return 0;
+}
+
+void amdqp_dropped_free(struct amdqp_dropped *d)
+{
+	u32 i;
+
+	for (i = 0; i < d->n; i++)
+		amdqp_queue_put(d->qs[i]);
+	kvfree(d->res);
+	kvfree(d->qs);
 }
 
 long amdqp_ioctl_resume_all(struct amdqp_file *f, void __user *arg, u32 size)
 {
+	struct amdqp_dropped d;
 	struct amdqp_gpu_set s;
 	struct amdqp_gpus g = {};
 	long ret;
+	u32 i;
 
 	ret = copy_struct_from_user(&s, sizeof(s), arg, size);
 	if (ret)
@@ -696,7 +767,17 @@ long amdqp_ioctl_resume_all(struct amdqp_file *f, void __user *arg, u32 size)
 		goto out;
 	atomic64_inc(&amdqp_stats.resume_calls);
 	s.latency_ns = 0;
-	s.affected = amdqp_drop_file_holds(f, &g, &s.latency_ns, &s.skipped);
+	s.affected = 0;
+	s.skipped = 0;
+	amdqp_drop_file_holds(f, &g, AMDQP_RC_SUSPEND, true, 0, &s.latency_ns,
+			      &d);
+	for (i = 0; i < d.n; i++) {
+		if (d.res[i])
+			s.skipped++;
+		else
+			s.affected++;
+	}
+	amdqp_dropped_free(&d);
 	if (copy_to_user(arg, &s, min_t(size_t, size, sizeof(s))))
 		ret = -EFAULT;
 out:
@@ -704,11 +785,15 @@ out:
 	return ret;
 }
 
-/* The fd is going away (close or crash of its holder): let go of it all. */
+/*
+ * The fd is going away (close or crash of its holder): let go of it all,
+ * suspensions and confinements in one reconciliation.
+ */
 void amdqp_release_holds(struct amdqp_file *f)
 {
 	struct amdqp_gpus all = {};
-	u32 failed;
+	struct amdqp_dropped d;
 
-	amdqp_drop_file_holds(f, &all, NULL, &failed);
+	amdqp_drop_file_holds(f, &all, AMDQP_RC_ANY, true, 0, NULL, &d);
+	amdqp_dropped_free(&d);
 }

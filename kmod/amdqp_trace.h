@@ -85,6 +85,16 @@ DEFINE_EVENT(amdqp_batch_class, amdqp_resume_batch,
 	     TP_ARGS(gpu_id, count, failed, latency_ns)
 );
 
+DEFINE_EVENT(amdqp_batch_class, amdqp_confine_batch,
+	     TP_PROTO(u32 gpu_id, u32 count, u32 failed, u64 latency_ns),
+	     TP_ARGS(gpu_id, count, failed, latency_ns)
+);
+
+DEFINE_EVENT(amdqp_batch_class, amdqp_unconfine_batch,
+	     TP_PROTO(u32 gpu_id, u32 count, u32 failed, u64 latency_ns),
+	     TP_ARGS(gpu_id, count, failed, latency_ns)
+);
+
 TRACE_EVENT(amdqp_error,
 	    TP_PROTO(u32 gpu_id, const char *what, int error),
 	    TP_ARGS(gpu_id, what, error),
@@ -112,6 +122,22 @@ TRACE_EVENT(amdqp_watchdog,
 	    TP_printk("gpu_id=%u pid=%d queue_id=%u suspended_ns=%llu",
 		      __entry->gpu_id, __entry->pid, __entry->queue_id,
 		      __entry->suspended_ns)
+);
+
+TRACE_EVENT(amdqp_confine_watchdog,
+	    TP_PROTO(u32 gpu_id, pid_t pid, u32 queue_id, u64 confined_ns),
+	    TP_ARGS(gpu_id, pid, queue_id, confined_ns),
+	    TP_STRUCT__entry(__field(u32, gpu_id)
+			     __field(pid_t, pid)
+			     __field(u32, queue_id)
+			     __field(u64, confined_ns)),
+	    TP_fast_assign(__entry->gpu_id = gpu_id;
+			   __entry->pid = pid;
+			   __entry->queue_id = queue_id;
+			   __entry->confined_ns = confined_ns;),
+	    TP_printk("gpu_id=%u pid=%d queue_id=%u confined_ns=%llu",
+		      __entry->gpu_id, __entry->pid, __entry->queue_id,
+		      __entry->confined_ns)
 );
 
 #endif /* AMDQP_TRACE_H */

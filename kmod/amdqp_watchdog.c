@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Starvation guard and repair loop. While any queue is off the hardware,
- * every period it resumes queues held off longer than max_suspend_ms (and
- * keeps them immune for cooldown_ms), resumes queues that spent their
- * budget of suspended time (below), and retries queues whose hardware
- * state disagrees with their holds (a resume the firmware refused, say).
+ * Starvation guard and repair loop. While any queue is off the hardware or
+ * confined, every period it resumes queues held off longer than
+ * max_suspend_ms (and keeps them immune for cooldown_ms), resumes queues
+ * that spent their budget of suspended time (below), lifts confinements
+ * older than max_confine_ms (immune for cooldown_ms as well), and retries
+ * queues whose hardware state disagrees with their holds (a resume or a
+ * lift the firmware refused, say).
  *
  * The budget bounds starvation however the suspensions come, whoever
  * holds them, tagged queue or not: a queue is owed on the hardware at
@@ -60,7 +62,7 @@ static bool amdqp_any_suspended_locked(void)
 
 	lockdep_assert_held(&amdqp_lock);
 	list_for_each_entry(dev, &amdqp_devices, node)
-		if (dev->num_suspended)
+		if (dev->num_suspended || dev->num_confined)
 			return true;
 	return false;
 }
@@ -155,6 +157,31 @@ static void amdqp_wd_overdue_locked(struct amdqp_queue *q, u64 now, u64 cool)
 }
 
 /*
+ * @q has been confined too long (max_confine_ms): let go of every
+ * confinement of it, with one CONFINE_WATCHDOG event per stretch, as
+ * amdqp_wd_overdue_locked() does for a suspension.
+ */
+static void amdqp_wd_confine_overdue_locked(struct amdqp_queue *q, u64 now,
+					    u64 cool)
+{
+	u64 held = now - q->confined_since;
+
+	lockdep_assert_held(&amdqp_lock);
+	if (q->cwd_fired && !q->nr_cholds)
+		return;
+	q->confine_cooldown_until = now + cool;
+	amdqp_drop_cholds_locked(q);
+	if (q->cwd_fired)
+		return;
+	q->cwd_fired = true;
+	atomic64_inc(&amdqp_stats.confine_watchdog);
+	trace_amdqp_confine_watchdog(q->dev->gpu_id, pid_nr(q->owner),
+				     q->queue_id, held);
+	amdqp_emit(AMDQP_EVENT_CONFINE_WATCHDOG, q->owner, q->dev->gpu_id,
+		   q->queue_id, 0, held);
+}
+
+/*
  * Collect up to AMDQP_WD_BATCH queues to reconcile that sweep @sweep has
  * not taken yet; *@more says whether others are left. With @force every
  * hold is dropped (module unload); otherwise only overdue queues lose
@@ -164,6 +191,7 @@ static unsigned int amdqp_wd_collect(struct amdqp_queue **qs, bool force,
 				     u64 sweep, bool *more)
 {
 	u64 limit = (u64)READ_ONCE(amdqp_max_suspend_ms) * NSEC_PER_MSEC;
+	u64 climit = (u64)READ_ONCE(amdqp_max_confine_ms) * NSEC_PER_MSEC;
 	u64 cool = (u64)READ_ONCE(amdqp_cooldown_ms) * NSEC_PER_MSEC;
 	u64 budget = amdqp_starve_budget();
 	struct amdqp_device *dev;
@@ -179,6 +207,12 @@ static unsigned int amdqp_wd_collect(struct amdqp_queue **qs, bool force,
 		list_for_each_entry(q, &dev->queues, dev_node) {
 			if (q->hw_suspended)
 				amdqp_starve_update_locked(q, now);
+			if (force) {
+				amdqp_drop_cholds_locked(q);
+			} else if (q->hw_confined && climit &&
+				   now - q->confined_since > climit) {
+				amdqp_wd_confine_overdue_locked(q, now, cool);
+			}
 			if (force)
 				amdqp_drop_holds_locked(q);
 			else if (q->hw_suspended && budget &&
@@ -189,7 +223,8 @@ static unsigned int amdqp_wd_collect(struct amdqp_queue **qs, bool force,
 			else if (q->hw_suspended && limit &&
 				 now - q->suspended_since > limit)
 				amdqp_wd_overdue_locked(q, now, cool);
-			if (q->hw_suspended == !!q->nr_holds ||
+			if ((q->hw_suspended == !!q->nr_holds &&
+			     !amdqp_confine_mismatch_locked(q)) ||
 			    (q->inflight && !force) || q->wd_sweep == sweep)
 				continue;
 			if (n == AMDQP_WD_BATCH) {
@@ -214,7 +249,8 @@ static unsigned int amdqp_wd_sweep(bool force)
 
 	do {
 		n = amdqp_wd_collect(amdqp_wd_qs, force, sweep, &more);
-		amdqp_reconcile(amdqp_wd_qs, n, amdqp_wd_res, 0, NULL);
+		amdqp_reconcile(amdqp_wd_qs, n, amdqp_wd_res, 0, NULL,
+				AMDQP_RC_ANY);
 		for (i = 0; i < n; i++) {
 			int r = amdqp_wd_res[i];
 

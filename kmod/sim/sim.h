@@ -107,11 +107,24 @@ struct sim_queue {
 	u32 run_width;			/* the slots set in @run_slots */
 	u32 run_full;			/* the slots it asked for */
 	unsigned long run_slots[BITS_TO_LONGS(SIM_MAX_SLOTS)];
-	/* SET_CU_MASK: slots its items may occupy, @cu_slots of them */
+	/*
+	 * CU masks. @cu_mask is what its items may occupy (@cu_slots
+	 * slots): the owner's @own_mask (SET_CU_MASK), ANDed XCC by XCC
+	 * with amdqp's @amdqp_mask while @amdqp_confined (AMDQP_IOC_CONFINE),
+	 * amdqp's alone in an XCC where they share no slot. A change waits
+	 * in the *_next masks for the queue to be off the hardware (or the
+	 * runlist down) and is taken by sim_queue_take_cu_mask_locked().
+	 */
 	unsigned long cu_mask[BITS_TO_LONGS(SIM_MAX_SLOTS)];
 	u32 cu_slots;
+	unsigned long own_mask[BITS_TO_LONGS(SIM_MAX_SLOTS)];
 	bool cu_mask_pending;		/* @cu_mask_next, at the next remap */
 	unsigned long cu_mask_next[BITS_TO_LONGS(SIM_MAX_SLOTS)];
+	unsigned long amdqp_mask[BITS_TO_LONGS(SIM_MAX_SLOTS)];
+	bool amdqp_confined;
+	bool amdqp_pending;		/* @amdqp_next(_on), at the next remap */
+	bool amdqp_next_on;
+	unsigned long amdqp_next[BITS_TO_LONGS(SIM_MAX_SLOTS)];
 	u64 run_start;
 	u64 run_end;
 	u64 remaining_ns;		/* head item's time left, 0 = fresh */

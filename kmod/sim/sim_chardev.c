@@ -493,8 +493,8 @@ static int sim_cu_mask_args(struct amdqp_sim_cu_mask *m, void __user *arg,
 	ret = copy_struct_from_user(m, sizeof(*m), arg, size);
 	if (ret)
 		return ret;
-	if (m->flags || m->pad || m->num_bits % 32 ||
-	    m->num_bits > AMDQP_SIM_CU_MASK_MAX_BITS)
+	if (m->flags & ~AMDQP_SIM_CU_MASK_EFFECTIVE || m->pad ||
+	    m->num_bits % 32 || m->num_bits > AMDQP_SIM_CU_MASK_MAX_BITS)
 		return -EINVAL;
 	return 0;
 }
@@ -511,7 +511,7 @@ static long sim_set_cu_mask(struct sim_file *f, void __user *arg, u32 size)
 	ret = sim_cu_mask_args(&m, arg, size);
 	if (ret)
 		return ret;
-	if (!m.num_bits)
+	if (!m.num_bits || m.flags)
 		return -EINVAL;
 	if (copy_from_user(words, u64_to_user_ptr(m.mask_ptr),
 			   m.num_bits / 8))
@@ -558,7 +558,8 @@ static long sim_get_cu_mask(struct sim_file *f, void __user *arg, u32 size)
 	bitmap_zero(mask, AMDQP_SIM_CU_MASK_MAX_BITS);
 	spin_lock_irq(&sd->lock);
 	ret = sq->destroyed ? -ENODEV : 0;
-	bitmap_copy(mask, sq->cu_mask, sd->slots);
+	bitmap_copy(mask, m.flags & AMDQP_SIM_CU_MASK_EFFECTIVE ?
+			  sq->cu_mask : sq->own_mask, sd->slots);
 	spin_unlock_irq(&sd->lock);
 	m.num_slots = sd->slots;
 	sim_queue_put(sq);

@@ -99,12 +99,17 @@ static void sim_complete_head(struct sim_dev *sd, struct sim_queue *sq)
 	wake_up_all(&sq->done_wait);
 }
 
-/* CWSR save: the item's state goes to memory, its slots are freed. */
+/*
+ * CWSR save: the item's state goes to memory, its slots are freed. The
+ * caller has retired what ended by @now (sim_retire_locked()): the item
+ * is still in flight.
+ */
 static void sim_preempt(struct sim_dev *sd, struct sim_queue *sq, u64 now)
 {
-	u64 left = max_t(u64, sq->run_end - now, 1);
+	u64 left;
 
 	lockdep_assert_held(&sd->lock);
+	left = WARN_ON_ONCE(sq->run_end <= now) ? 1 : sq->run_end - now;
 	sq->busy_ns += now - sq->run_start;
 	/* What is left as full-width time: the next mask may differ. */
 	if (sq->run_width < sq->run_full)
@@ -164,20 +169,16 @@ static void sim_dispatch(struct sim_dev *sd, u64 now)
 }
 
 /*
- * One executor step; returns when the next item completes (or U64_MAX).
- * Completions are processed in time order and the freed slots are handed
- * out at the completion time, not at the (late) time this thread woke:
- * the GPU does not wait for the executor thread.
+ * Complete the items that ended by @now, in time order, each queue's next
+ * item starting at the completion time, not at the (late) time the
+ * executor thread or a firmware operation got to it: the GPU does not
+ * wait for either. A runlist update in progress starts nothing.
  */
-static u64 sim_step(struct sim_dev *sd, struct sim_stash *st, bool stash_full)
+static void sim_retire_locked(struct sim_dev *sd, u64 now)
 {
 	struct sim_queue *sq, *first;
-	u64 now, next = U64_MAX;
-	bool more = false;
 
-	spin_lock_irq(&sd->lock);
-	sd->kick = false;
-	now = ktime_get_ns();
+	lockdep_assert_held(&sd->lock);
 	for (;;) {
 		first = NULL;
 		list_for_each_entry(sq, &sd->queues, dev_node)
@@ -185,11 +186,24 @@ static u64 sim_step(struct sim_dev *sd, struct sim_stash *st, bool stash_full)
 			    (!first || sq->run_end < first->run_end))
 				first = sq;
 		if (!first)
-			break;
+			return;
 		sim_complete_head(sd, first);
 		if (!sd->updating)
 			sim_dispatch(sd, first->run_end);
 	}
+}
+
+/* One executor step; returns when the next item completes (or U64_MAX). */
+static u64 sim_step(struct sim_dev *sd, struct sim_stash *st, bool stash_full)
+{
+	struct sim_queue *sq;
+	u64 now, next = U64_MAX;
+	bool more = false;
+
+	spin_lock_irq(&sd->lock);
+	sd->kick = false;
+	now = ktime_get_ns();
+	sim_retire_locked(sd, now);
 	/* During a runlist update the firmware fetches nothing either. */
 	if (!sd->updating) {
 		more = sim_uq_poll_locked(sd, st, now);
@@ -301,6 +315,70 @@ static void sim_queue_set_off_locked(struct sim_queue *sq, u32 off)
 		sq->sd->db_active_ns = ktime_get_ns();
 }
 
+void sim_queue_init_cu_mask(struct sim_queue *sq)
+{
+	bitmap_set(sq->own_mask, 0, sq->sd->slots);
+	bitmap_set(sq->cu_mask, 0, sq->sd->slots);
+	sq->cu_slots = sq->sd->slots;
+}
+
+/* Slots of one XCC: the device's slots split evenly (sim_dev_cu_per_xcc). */
+static u32 sim_slots_per_xcc(const struct sim_dev *sd)
+{
+	return sd->slots / sd->num_xcc;
+}
+
+/*
+ * The slots @sq's items may occupy: the owner's mask, ANDed XCC by XCC
+ * with amdqp's while confined; in an XCC where the two share no slot,
+ * amdqp's (the policy's limit wins over the owner's choice of CUs).
+ */
+static void sim_queue_apply_masks_locked(struct sim_queue *sq)
+{
+	struct sim_dev *sd = sq->sd;
+	u32 x, i, cpx = sim_slots_per_xcc(sd);
+
+	lockdep_assert_held(&sd->lock);
+	if (!sq->amdqp_confined) {
+		bitmap_copy(sq->cu_mask, sq->own_mask, sd->slots);
+	} else {
+		bitmap_and(sq->cu_mask, sq->own_mask, sq->amdqp_mask,
+			   sd->slots);
+		for (x = 0; x < sd->num_xcc; x++) {
+			if (find_next_bit(sq->cu_mask, (x + 1) * cpx, x * cpx) <
+			    (x + 1) * cpx)
+				continue;
+			for (i = x * cpx; i < (x + 1) * cpx; i++)
+				__assign_bit(i, sq->cu_mask,
+					     test_bit(i, sq->amdqp_mask));
+		}
+	}
+	sq->cu_slots = bitmap_weight(sq->cu_mask, sd->slots);
+}
+
+/*
+ * Mask changes waiting for the queue to be off the hardware (or for the
+ * runlist to be down) take effect: the owner's (SET_CU_MASK) and amdqp's
+ * (confine).
+ */
+static void sim_queue_take_cu_mask_locked(struct sim_queue *sq)
+{
+	struct sim_dev *sd = sq->sd;
+
+	lockdep_assert_held(&sd->lock);
+	if (!sq->cu_mask_pending && !sq->amdqp_pending)
+		return;
+	if (sq->cu_mask_pending)
+		bitmap_copy(sq->own_mask, sq->cu_mask_next, sd->slots);
+	if (sq->amdqp_pending) {
+		sq->amdqp_confined = sq->amdqp_next_on;
+		bitmap_copy(sq->amdqp_mask, sq->amdqp_next, sd->slots);
+	}
+	sq->cu_mask_pending = false;
+	sq->amdqp_pending = false;
+	sim_queue_apply_masks_locked(sq);
+}
+
 void sim_dev_reset(struct sim_dev *sd)
 {
 	struct sim_queue *sq;
@@ -318,6 +396,10 @@ void sim_dev_reset(struct sim_dev *sd)
 		 * removal for an MQD change (SET_CU_MASK) ends here too.
 		 */
 		sim_queue_set_off_locked(sq, sq->off & SIM_OFF_OWNER);
+		/* amdqp's confinement goes with its holds; the owner's mask stays. */
+		sq->amdqp_confined = false;
+		sq->amdqp_pending = false;
+		sim_queue_apply_masks_locked(sq);
 	}
 	sd->free_slots = sd->slots;
 	bitmap_zero(sd->busy_slots, sd->slots);
@@ -378,25 +460,6 @@ static bool sim_preempt_fails(struct sim_dev *sd, u64 cost_us, u32 grace_us)
 	return true;
 }
 
-void sim_queue_init_cu_mask(struct sim_queue *sq)
-{
-	bitmap_set(sq->cu_mask, 0, sq->sd->slots);
-	sq->cu_slots = sq->sd->slots;
-}
-
-/* A SET_CU_MASK waiting for the queue to be off the hardware takes effect. */
-static void sim_queue_take_cu_mask_locked(struct sim_queue *sq)
-{
-	struct sim_dev *sd = sq->sd;
-
-	lockdep_assert_held(&sd->lock);
-	if (!sq->cu_mask_pending)
-		return;
-	bitmap_copy(sq->cu_mask, sq->cu_mask_next, sd->slots);
-	sq->cu_slots = bitmap_weight(sq->cu_mask, sd->slots);
-	sq->cu_mask_pending = false;
-}
-
 /*
  * HWS: one runlist update. The firmware unmaps every queue of the device
  * (saving the waves of each one that was running), then maps the new
@@ -419,6 +482,7 @@ static void sim_hws_update(struct sim_dev *sd, struct sim_queue **sqs,
 	spin_lock_irq(&sd->lock);
 	gen = sd->reset_gen;
 	now = ktime_get_ns();
+	sim_retire_locked(sd, now);
 	sd->updating = true;
 	list_for_each_entry(sq, &sd->queues, dev_node) {
 		if (sq->running) {
@@ -499,9 +563,13 @@ static void sim_mes_update(struct sim_dev *sd, struct sim_queue **sqs,
 		if (sq->destroyed) {
 			res[i] = -ENOENT;
 		} else if (unmap) {
+			u64 now = ktime_get_ns();
+
+			/* What ended meanwhile is done, its successor running. */
+			sim_retire_locked(sd, now);
 			sim_queue_set_off_locked(sq, sq->off | why);
 			if (sq->running) {
-				sim_preempt(sd, sq, ktime_get_ns());
+				sim_preempt(sd, sq, now);
 				cost_us = READ_ONCE(sd->cwsr_save_us);
 				freed = true;
 			}
@@ -556,24 +624,46 @@ static void sim_fw_update(struct sim_dev *sd, struct sim_queue **sqs,
 		sim_hws_update(sd, sqs, n, res, why, unmap, grace_us);
 }
 
-static int sim_update(struct amdqp_device *adev, struct amdqp_queue **qs,
-		      unsigned int n, int *res, bool unmap, u32 grace_us)
+/*
+ * An amdqp batch @qs for @sd's firmware: its sim queues, and each @res
+ * what an injected -EBUSY leaves of it. Returns with fw_lock held for the
+ * batch's operation (sim_batch_end()), or NULL without memory.
+ */
+static struct sim_queue **sim_batch_begin(struct sim_dev *sd,
+					  struct amdqp_queue **qs,
+					  unsigned int n, int *res)
 {
-	struct sim_dev *sd = amdqp_device_priv(adev);
 	struct sim_queue **sqs;
 	unsigned int i;
 
 	sqs = kmalloc_array(n, sizeof(*sqs), GFP_KERNEL);
 	if (!sqs)
-		return -ENOMEM;
+		return NULL;
 	for (i = 0; i < n; i++)
 		sqs[i] = amdqp_queue_priv(qs[i]);
 	mutex_lock(&sd->fw_lock);
 	for (i = 0; i < n; i++)
 		res[i] = sim_busy(sd) ? -EBUSY : 0;
-	sim_fw_update(sd, sqs, n, res, SIM_OFF_AMDQP, unmap, grace_us);
+	return sqs;
+}
+
+static void sim_batch_end(struct sim_dev *sd, struct sim_queue **sqs)
+{
 	mutex_unlock(&sd->fw_lock);
 	kfree(sqs);
+}
+
+static int sim_update(struct amdqp_device *adev, struct amdqp_queue **qs,
+		      unsigned int n, int *res, bool unmap, u32 grace_us)
+{
+	struct sim_dev *sd = amdqp_device_priv(adev);
+	struct sim_queue **sqs;
+
+	sqs = sim_batch_begin(sd, qs, n, res);
+	if (!sqs)
+		return -ENOMEM;
+	sim_fw_update(sd, sqs, n, res, SIM_OFF_AMDQP, unmap, grace_us);
+	sim_batch_end(sd, sqs);
 	return 0;
 }
 
@@ -660,6 +750,97 @@ unlock:
 	return res;
 }
 
+/* An amdqp CU mask (amdqp_backend.h's layout) as the device's slots. */
+static void sim_mask_from_words(struct sim_dev *sd, const u32 *words,
+				unsigned long *mask)
+{
+	u32 cpx = sim_slots_per_xcc(sd), wpx = amdqp_cu_mask_words(cpx);
+	u32 x, c;
+
+	bitmap_zero(mask, SIM_MAX_SLOTS);
+	for (x = 0; x < sd->num_xcc; x++)
+		for (c = 0; c < cpx; c++)
+			if (words[x * wpx + c / 32] & BIT(c % 32))
+				__set_bit(x * cpx + c, mask);
+}
+
+/*
+ * amdqp's confinement (ops->confine): like the owner's SET_CU_MASK, a new
+ * mask goes into the MQD while the queue is off the hardware. HWS: one
+ * runlist update for the whole batch (every running item preempted, its
+ * waves saved, the masks in, everything mapped again: a confined queue's
+ * item resumes on the slots left to it, for longer), none if no queue of
+ * the batch is on the hardware. MES: per queue, a REMOVE_QUEUE, the mask
+ * and an ADD_QUEUE if it is on the hardware, just the mask otherwise.
+ * Entries that fail keep their previous mask.
+ */
+static int sim_confine(struct amdqp_device *adev, struct amdqp_queue **qs,
+		       unsigned int n, const u32 *const *masks, int *res,
+		       u32 grace_us)
+{
+	struct sim_dev *sd = amdqp_device_priv(adev);
+	struct sim_queue **sqs;
+	bool any_mapped = false;
+	unsigned int i;
+
+	sqs = sim_batch_begin(sd, qs, n, res);
+	if (!sqs)
+		return -ENOMEM;
+	spin_lock_irq(&sd->lock);
+	for (i = 0; i < n; i++) {
+		struct sim_queue *sq = sqs[i];
+
+		if (res[i])
+			continue;
+		if (sq->destroyed) {
+			res[i] = -ENOENT;
+			continue;
+		}
+		sq->amdqp_next_on = !!masks[i];
+		if (masks[i])
+			sim_mask_from_words(sd, masks[i], sq->amdqp_next);
+		sq->amdqp_pending = true;
+		any_mapped |= sq->mapped;
+	}
+	spin_unlock_irq(&sd->lock);
+
+	if (sd->mode != AMDQP_SCHED_MES) {
+		/* No reason added or removed: the update alone. */
+		if (any_mapped)
+			sim_hws_update(sd, sqs, n, res, 0, true, grace_us);
+	} else {
+		for (i = 0; i < n; i++) {
+			struct sim_queue *sq = sqs[i];
+
+			if (res[i] || !READ_ONCE(sq->mapped))
+				continue;
+			sim_mes_update(sd, &sq, 1, &res[i], SIM_OFF_UPDATE,
+				       true, grace_us);
+			if (res[i])
+				continue;
+			spin_lock_irq(&sd->lock);
+			sim_queue_take_cu_mask_locked(sq);
+			spin_unlock_irq(&sd->lock);
+			sim_mes_update(sd, &sq, 1, &res[i], SIM_OFF_UPDATE,
+				       false, 0);
+		}
+	}
+
+	spin_lock_irq(&sd->lock);
+	for (i = 0; i < n; i++) {
+		/* Off the hardware (or MES after its add): the mask alone. */
+		if (!res[i] && !sqs[i]->destroyed)
+			sim_queue_take_cu_mask_locked(sqs[i]);
+		sqs[i]->amdqp_pending = false;
+	}
+	if (!sd->updating)
+		sim_dispatch(sd, ktime_get_ns());
+	spin_unlock_irq(&sd->lock);
+	sim_gpu_kick(sd);
+	sim_batch_end(sd, sqs);
+	return 0;
+}
+
 static int sim_suspend(struct amdqp_device *adev, struct amdqp_queue **qs,
 		       unsigned int n, int *res, u32 grace_us)
 {
@@ -719,6 +900,7 @@ static void sim_queue_release(struct amdqp_queue *aq)
 const struct amdqp_backend_ops sim_backend_ops = {
 	.suspend = sim_suspend,
 	.resume = sim_resume,
+	.confine = sim_confine,
 	.set_priority = sim_set_priority,
 	.get_counters = sim_get_counters,
 	.get_queue_stats = sim_get_queue_stats,

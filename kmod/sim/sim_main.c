@@ -137,6 +137,11 @@ static int sim_dev_new(u32 gpu_id, u32 mode, u32 num_xcc, u32 slots)
 		.backend = AMDQP_BACKEND_SIM,
 		.sched_mode = mode,
 		.num_xcc = num_xcc,
+		/*
+		 * Confinement addresses slots XCC by XCC: possible when the
+		 * slots split evenly among the XCCs.
+		 */
+		.cu_per_xcc = slots % num_xcc ? 0 : slots / num_xcc,
 		.ops = &sim_backend_ops,
 	};
 	struct sim_dev *sd, *other;

@@ -62,7 +62,8 @@ TEST_F(abi, version)
 	EXPECT_EQ(0, v.pad);
 	/* Since 1.2: default_ceiling, and the feature bits. */
 	EXPECT_GE(AMDQP_PRIORITY_MAX, v.reserved);
-	EXPECT_EQ(AMDQP_FEATURE_CEILING | AMDQP_FEATURE_STARVE, v.features);
+	EXPECT_EQ(AMDQP_FEATURE_CEILING | AMDQP_FEATURE_STARVE |
+		  AMDQP_FEATURE_CONFINE, v.features);	/* 1.3: CONFINE */
 }
 
 /* An older, shorter struct gets what fits and nothing beyond it. */
@@ -93,8 +94,8 @@ TEST_F(abi, unknown_ioctl)
 	unsigned char buf[64] = { 0 };
 	unsigned int nr;
 
-	/* 0x09 is AMDQP_IOC_CEILINGS since ABI 1.2. */
-	for (nr = 0x0a; nr <= 0x4f; nr++) {
+	/* 0x09 is AMDQP_IOC_CEILINGS since ABI 1.2, 0x0a CONFINE since 1.3. */
+	for (nr = 0x0b; nr <= 0x4f; nr++) {
 		errno = 0;
 		EXPECT_EQ(-1, ioctl(self->qfd, _IOWR(AMDQP_IOC_MAGIC, nr,
 						       struct amdqp_batch), buf));

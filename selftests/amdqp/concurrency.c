@@ -25,6 +25,7 @@ FIXTURE(conc) {
 	uint32_t qid[NQ];
 	struct amdqp_queue_ref refs[NQ];
 	uint64_t max_suspend_ms;
+	uint64_t starve_window_ms;
 	bool param_saved;
 };
 
@@ -38,10 +39,19 @@ FIXTURE_SETUP(conc)
 	self->param_saved = false;
 	if (!sim_available())
 		SKIP(return, "amdqp and amdqp_sim not loaded");
-	/* Holds overlap for the whole run: keep the watchdog out of it. */
+	/*
+	 * Holds overlap for the whole run: keep the watchdog out of it, both
+	 * its limit and the starvation budget. With the defaults (5 s, 10 %)
+	 * a queue held from the first worker's start is let go after 4.5 s,
+	 * within the last thread's run when the forks take long (QEMU TCG),
+	 * and the cooldown that follows answers its SUSPEND with EAGAIN.
+	 */
 	ASSERT_EQ(0, qp_param_get("max_suspend_ms", &self->max_suspend_ms));
+	ASSERT_EQ(0, qp_param_get("starve_window_ms",
+				  &self->starve_window_ms));
 	self->param_saved = true;
 	ASSERT_EQ(0, qp_param_set("max_suspend_ms", 600000));
+	ASSERT_EQ(0, qp_param_set("starve_window_ms", 0));
 	self->gpu[0] = sim_new_device(CONC_GPU_BASE, "hws", 2, 8);
 	ASSERT_LT(0, self->gpu[0]);
 	self->gpu[1] = sim_new_device(CONC_GPU_BASE + 500, "mes", 1, 8);
@@ -62,8 +72,10 @@ FIXTURE_SETUP(conc)
 
 FIXTURE_TEARDOWN(conc)
 {
-	if (self->param_saved)
+	if (self->param_saved) {
 		qp_param_set("max_suspend_ms", self->max_suspend_ms);
+		qp_param_set("starve_window_ms", self->starve_window_ms);
+	}
 	if (self->sfd >= 0)
 		close(self->sfd);
 	if (self->qfd >= 0)

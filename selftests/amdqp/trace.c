@@ -14,7 +14,8 @@
 static const char * const amdqp_events[] = {
 	"amdqp_queue_register", "amdqp_queue_unregister",
 	"amdqp_priority_change", "amdqp_suspend_batch", "amdqp_resume_batch",
-	"amdqp_error", "amdqp_watchdog",
+	"amdqp_error", "amdqp_watchdog", "amdqp_confine_batch",
+	"amdqp_unconfine_batch", "amdqp_confine_watchdog",
 };
 
 FIXTURE(trace) {
@@ -121,6 +122,50 @@ TEST_F(trace, tracepoints)
 	EXPECT_EQ(1, count_lines(self->buf, "amdqp_priority_change:", gpu_s));
 	EXPECT_LE(1, count_lines(self->buf, "amdqp_error:", gpu_s));
 	EXPECT_EQ(1, count_lines(self->buf, "amdqp_queue_unregister:", gpu_s));
+	if (_metadata->exit_code != KSFT_PASS)
+		TH_LOG("trace:\n%s", self->buf);
+}
+
+/* CONFINE: one confine and one unconfine event per device, with the count. */
+TEST_F(trace, confine)
+{
+	struct amdqp_cu_target t = {
+		.gpu_id = self->gpu, .num_xcc = 1, .cu_per_xcc = 4,
+		.mask_words = 1,
+	};
+	struct amdqp_confine c = {
+		.targets = (uintptr_t)&t, .count = 1, .target_size = sizeof(t),
+		.op = AMDQP_CONFINE_OP_BELOW, .priority = 5,
+	};
+	struct owner o = { 0 };
+	char gpu_s[32];
+	uint32_t word = 0x3, q[2];
+	int ret;
+
+	if (access(TRACEFS "/instances", W_OK))
+		SKIP(return, "no tracefs instances");
+	ret = mkdir(INSTANCE, 0755);
+	ASSERT_TRUE(!ret || errno == EEXIST);
+	self->instance = true;
+	/* BELOW never confines the caller's own queues: another owner's. */
+	ASSERT_EQ(0, owner_start(&o));
+	ASSERT_EQ(0, owner_create(&o, self->gpu, 2, &q[0]));
+	ASSERT_EQ(0, owner_create(&o, self->gpu, 2, &q[1]));
+	ASSERT_EQ(0, write_str(INSTANCE "/events/amdqp/enable", "1"));
+	t.mask_ptr = (uintptr_t)&word;
+	EXPECT_EQ(0, ioctl(self->qfd, AMDQP_IOC_CONFINE, &c) ? -errno : 0);
+	EXPECT_EQ(2, c.affected);
+	memset(&c, 0, sizeof(c));
+	c.op = AMDQP_CONFINE_OP_RELEASE;
+	EXPECT_EQ(0, ioctl(self->qfd, AMDQP_IOC_CONFINE, &c) ? -errno : 0);
+	EXPECT_EQ(2, c.affected);
+	ASSERT_EQ(0, write_str(INSTANCE "/events/amdqp/enable", "0"));
+	owner_stop(&o);
+	ASSERT_LT(0, read_str(INSTANCE "/trace", self->buf, 1 << 20));
+
+	snprintf(gpu_s, sizeof(gpu_s), "gpu_id=%d count=2 ", self->gpu);
+	EXPECT_EQ(1, count_lines(self->buf, "amdqp_confine_batch:", gpu_s));
+	EXPECT_EQ(1, count_lines(self->buf, "amdqp_unconfine_batch:", gpu_s));
 	if (_metadata->exit_code != KSFT_PASS)
 		TH_LOG("trace:\n%s", self->buf);
 }

@@ -22,7 +22,7 @@
 #include <linux/types.h>
 
 #define AMDQP_VERSION_MAJOR	1
-#define AMDQP_VERSION_MINOR	2
+#define AMDQP_VERSION_MINOR	3
 
 /* KFD queue priorities: 0 lowest, 15 highest. */
 #define AMDQP_PRIORITY_MIN	0
@@ -38,6 +38,7 @@
 /* amdqp_version.features (since ABI 1.2) */
 #define AMDQP_FEATURE_CEILING	_BITUL(0)	/* AMDQP_IOC_CEILINGS, per-queue ceilings */
 #define AMDQP_FEATURE_STARVE	_BITUL(1)	/* per-queue suspended-time budget */
+#define AMDQP_FEATURE_CONFINE	_BITUL(2)	/* AMDQP_IOC_CONFINE (since ABI 1.3) */
 
 /* Largest number of entries the ceiling table holds. */
 #define AMDQP_MAX_CEILINGS	4096
@@ -130,6 +131,10 @@ struct amdqp_list_devices {
  * dumpable owner, or CAP_SYS_PTRACE). Since ABI 1.1.
  */
 #define AMDQP_QSTATE_REDACTED	_BITUL(3)
+/* Since ABI 1.3 (AMDQP_IOC_CONFINE): */
+#define AMDQP_QSTATE_CONFINED	_BITUL(4)	/* runs on a CU mask amdqp applied */
+#define AMDQP_QSTATE_CONFINE_HELD _BITUL(5)	/* this fd confines it */
+#define AMDQP_QSTATE_CONFINE_COOLDOWN _BITUL(6)	/* watchdog lifted it; immune */
 
 /**
  * struct amdqp_queue_info - one entry of AMDQP_IOC_LIST_QUEUES
@@ -411,6 +416,107 @@ struct amdqp_ceilings {
 	__u32 reserved;
 };
 
+/* Largest CU mask AMDQP_IOC_CONFINE takes, in __u32 words (all XCCs). */
+#define AMDQP_CU_MASK_MAX_WORDS	64
+
+/* Largest number of targets (devices) one AMDQP_IOC_CONFINE names. */
+#define AMDQP_MAX_CONFINE_GPUS	256
+
+/**
+ * struct amdqp_cu_target - one device of AMDQP_IOC_CONFINE
+ * @gpu_id: to kernel: the device
+ * @num_xcc: BELOW: to kernel, the device's XCC count; INFO: from kernel;
+ *	RELEASE: zero
+ * @cu_per_xcc: BELOW: to kernel, the device's CUs per XCC; INFO: from
+ *	kernel, 0 when the device cannot be confined; RELEASE: zero
+ * @mask_words: BELOW: to kernel, the __u32 words at @mask_ptr:
+ *	@num_xcc * ((@cu_per_xcc + 31) / 32); INFO: from kernel; RELEASE: zero
+ * @mask_ptr: BELOW: to kernel, user pointer to the CU mask: the words of
+ *	XCC 0, then those of XCC 1, ...; bit i of word j of an XCC's words is
+ *	CU 32 * j + i of that XCC. Every XCC needs at least one CU set and
+ *	none at or past @cu_per_xcc. INFO, RELEASE: zero
+ * @result: from kernel: 0, or a negative errno for this device (INFO:
+ *	-ENODEV no such device, -EOPNOTSUPP it cannot be confined; BELOW,
+ *	RELEASE: -ENODEV the device went away during the call)
+ * @affected: from kernel: BELOW, queues whose confinement by this fd the
+ *	call changed (confined, new mask, or lifted because no longer below
+ *	@priority); RELEASE, confinements lifted cleanly
+ * @skipped: from kernel: BELOW, eligible queues left as they were (no
+ *	permission, watchdog cooldown, firmware error, past the batch);
+ *	RELEASE, lifts the firmware refused (the watchdog retries them)
+ * @pad: zero
+ */
+struct amdqp_cu_target {
+	__u32 gpu_id;
+	__u32 num_xcc;
+	__u32 cu_per_xcc;
+	__u32 mask_words;
+	__u64 mask_ptr;
+	__s32 result;
+	__u32 affected;
+	__u32 skipped;
+	__u32 pad;
+};
+
+/* amdqp_confine.op */
+#define AMDQP_CONFINE_OP_INFO		1	/* fill in each target's geometry */
+#define AMDQP_CONFINE_OP_BELOW		2	/* confine queues below @priority */
+#define AMDQP_CONFINE_OP_RELEASE	3	/* lift this fd's confinements */
+
+/**
+ * struct amdqp_confine - AMDQP_IOC_CONFINE (since ABI 1.3)
+ * @targets: user pointer to @count struct amdqp_cu_target of @target_size
+ *	bytes
+ * @count: INFO, BELOW: 1..AMDQP_MAX_CONFINE_GPUS; RELEASE: 0 (every
+ *	device) or 1..AMDQP_MAX_CONFINE_GPUS
+ * @target_size: sizeof(struct amdqp_cu_target) the caller knows (>= 40)
+ * @op: AMDQP_CONFINE_OP_*
+ * @priority: BELOW: queues with an effective priority < this are
+ *	confined, 0..AMDQP_PRIORITY_MAX; else zero
+ * @flags: zero
+ * @grace_us: BELOW, RELEASE: preemption deadline of the scheduler update,
+ *	as in struct amdqp_batch; INFO: zero
+ * @done: out: targets whose @result is 0
+ * @affected: out: sum of the targets' @affected
+ * @skipped: out: sum of the targets' @skipped
+ * @pad: zero
+ * @latency_ns: out: wall time spent in scheduler updates
+ *
+ * The gentler sibling of SUSPEND_BELOW: instead of taking the queues
+ * below @priority off the hardware, BELOW restricts them to the CUs of
+ * each target's mask, for as long as this fd holds the confinement
+ * (closing it lifts them all; RELEASE lifts them earlier). After BELOW,
+ * this fd confines on each target device exactly the eligible queues
+ * below @priority, to that target's mask: a second BELOW changes the
+ * mask of the queues it already confines and lifts the confinement of
+ * those no longer below @priority. A queue runs on the intersection of
+ * the mask its owner set (AMDKFD_IOC_SET_CU_MASK) and the confinement
+ * of every fd, XCC by XCC; where that would leave an XCC without a CU,
+ * the newer confinement wins over the older ones and any confinement
+ * over the owner's mask. When the last confinement is lifted the queue
+ * gets back exactly the mask its owner set, including a change the
+ * owner made meanwhile. A suspended queue stays off the hardware
+ * (suspension wins) and comes back confined. Eligibility, permissions,
+ * the rate limit (EBUSY) and the watchdog (max_confine_ms, cooldown_ms)
+ * work as for SUSPEND_BELOW; every target is checked before anything is
+ * done, and a malformed one fails the whole call with EINVAL (ENODEV for
+ * an unknown device, EOPNOTSUPP for one that cannot be confined).
+ */
+struct amdqp_confine {
+	__u64 targets;
+	__u32 count;
+	__u32 target_size;
+	__u32 op;
+	__u32 priority;
+	__u32 flags;
+	__u32 grace_us;
+	__u32 done;
+	__u32 affected;
+	__u32 skipped;
+	__u32 pad;
+	__u64 latency_ns;
+};
+
 /* Event types; bit (1 << type) in amdqp_event_mask.mask selects one. */
 #define AMDQP_EVENT_OVERFLOW		0	/* @data: events lost */
 #define AMDQP_EVENT_QUEUE_CREATED	1	/* @data: priority */
@@ -422,7 +528,8 @@ struct amdqp_ceilings {
 #define AMDQP_EVENT_DEVICE_ADDED	7
 #define AMDQP_EVENT_DEVICE_REMOVED	8
 #define AMDQP_EVENT_PRIORITY		9	/* @data: new effective priority */
-#define AMDQP_EVENT_MAX			9
+#define AMDQP_EVENT_CONFINE_WATCHDOG	10	/* @data: ns of this confinement */
+#define AMDQP_EVENT_MAX			10
 
 #define AMDQP_EVENT_MASK_ALL	((2ULL << AMDQP_EVENT_MAX) - 1)
 
@@ -474,5 +581,6 @@ struct amdqp_event_mask {
 #define AMDQP_IOC_RESUME_ALL	  _IOWR(AMDQP_IOC_MAGIC, 0x07, struct amdqp_gpu_set)
 #define AMDQP_IOC_SET_EVENT_MASK  _IOW(AMDQP_IOC_MAGIC, 0x08, struct amdqp_event_mask)
 #define AMDQP_IOC_CEILINGS	  _IOWR(AMDQP_IOC_MAGIC, 0x09, struct amdqp_ceilings)
+#define AMDQP_IOC_CONFINE	  _IOWR(AMDQP_IOC_MAGIC, 0x0a, struct amdqp_confine)
 
 #endif /* _UAPI_LINUX_AMDQP_H */

@@ -224,6 +224,9 @@ struct amdqp_sim_update_queue {
 	__u32 priority;
 };
 
+/* amdqp_sim_cu_mask.flags (GET only) */
+#define AMDQP_SIM_CU_MASK_EFFECTIVE	_BITUL(0)	/* the mask it runs on */
+
 /* Largest compute-slot mask SET_CU_MASK takes, in bits (as KFD's CU masks). */
 #define AMDQP_SIM_CU_MASK_MAX_BITS	1024
 
@@ -240,7 +243,12 @@ struct amdqp_sim_update_queue {
  *	@num_slots only (@mask_ptr is then not used)
  * @num_slots: from sim: the device's compute slots (a mask needs no more
  *	bits than that); ignored on input
- * @flags: to sim: zero
+ * @flags: to sim: SET: zero; GET: 0 for the mask the owner set (what
+ *	SET wrote last), AMDQP_SIM_CU_MASK_EFFECTIVE for the one the queue
+ *	runs on: the owner's, ANDed with the confinement amdqp applies
+ *	(AMDQP_IOC_CONFINE; XCC by XCC, amdqp's alone in an XCC where they
+ *	share no slot). Slots split evenly among the device's XCCs, XCC 0
+ *	first.
  * @pad: to sim: zero
  *
  * The sim's model of AMDKFD_IOC_SET_CU_MASK (what hsa_amd_queue_cu_set_mask

@@ -42,6 +42,12 @@ SIZE(amdqp_event, 40);
 OFF(amdqp_event, data, 32);
 SIZE(amdqp_event_mask, 8);
 _Static_assert(AMDQP_IOC_CEILINGS == 0xc028b909, "CEILINGS number");
+SIZE(amdqp_cu_target, 40);
+OFF(amdqp_cu_target, mask_ptr, 16);
+OFF(amdqp_cu_target, result, 24);
+SIZE(amdqp_confine, 56);
+OFF(amdqp_confine, latency_ns, 48);
+_Static_assert(AMDQP_IOC_CONFINE == 0xc038b90a, "CONFINE number");
 SIZE(amdqp_sim_create_queue, 40);
 OFF(amdqp_sim_create_queue, mmap_offset, 32);
 SIZE(amdqp_sim_queue_id, 8);
@@ -60,7 +66,7 @@ OFF(amdqp_sim_uq_ctl, error, 2064);
 /* Every struct is a multiple of 8 so arrays and growth stay aligned. */
 _Static_assert(sizeof(struct amdqp_queue_info) % 8 == 0, "align");
 _Static_assert(sizeof(struct amdqp_queue_ref) % 8 == 0, "align");
-_Static_assert(AMDQP_EVENT_MASK_ALL == 0x3ff, "event mask");
+_Static_assert(AMDQP_EVENT_MASK_ALL == 0x7ff, "event mask");
 
 int main(void)
 {

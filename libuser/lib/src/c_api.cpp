@@ -5,11 +5,13 @@
 // own structures and the core's by the sizes the caller gave.
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <deque>
 #include <memory>
 #include <new>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,7 +33,8 @@ static_assert(AMDQP_QUEUE_SUSPENDED == AMDQP_QSTATE_SUSPENDED);
 static_assert(AMDQP_QUEUE_HELD == AMDQP_QSTATE_HELD);
 static_assert(AMDQP_QUEUE_COOLDOWN == AMDQP_QSTATE_COOLDOWN);
 static_assert(AMDQP_EV_OVERFLOW == AMDQP_EVENT_OVERFLOW &&
-              AMDQP_EV_PRIORITY == AMDQP_EVENT_PRIORITY);
+              AMDQP_EV_PRIORITY == AMDQP_EVENT_PRIORITY &&
+              AMDQP_EV_CONFINE_WATCHDOG == AMDQP_EVENT_CONFINE_WATCHDOG);
 static_assert(AMDQP_EV_MASK_ALL == AMDQP_EVENT_MASK_ALL);
 // The first published layouts: callers built against them must keep working.
 static_assert(sizeof(amdqp_version_info_t) == 40);
@@ -40,6 +43,7 @@ static_assert(sizeof(amdqp_queue_t) == 104);
 static_assert(sizeof(amdqp_ref_t) == 40);
 static_assert(sizeof(amdqp_batch_stats_t) == 24);
 static_assert(sizeof(amdqp_event_record_t) == 40);
+static_assert(offsetof(amdqp_confine_gpu_t, mask) == 24);
 
 namespace {
 
@@ -151,6 +155,25 @@ void store_stats(amdqp_batch_stats_t* stats, std::uint32_t done, std::uint32_t s
     s.skipped = skipped;
     s.latency_ns = latency_ns;
     store(stats, stats->size, 0, s);
+}
+
+// A call on a set of GPUs answers with the queues it affected.
+int report(const amdqp::GpuSetResult& r, amdqp_batch_stats_t* stats) {
+    store_stats(stats, r.affected, r.skipped, r.latency_ns);
+    return static_cast<int>(r.affected);
+}
+
+using GpuIds = std::span<const std::uint32_t>;
+
+// The calls that name a set of GPUs (none: every GPU) check it alike.
+template <typename Call>
+int gpu_set_call(amdqp_t* h, const uint32_t* gpu_ids, size_t num_gpus, amdqp_batch_stats_t* stats,
+                 Call&& call) {
+    if (!h)
+        return invalid("NULL handle");
+    if (num_gpus && !gpu_ids)
+        return invalid("NULL GPU id array");
+    return guarded([&]() -> int { return report(call(GpuIds(gpu_ids, num_gpus)), stats); });
 }
 
 int batch(amdqp_t* h, amdqp_ref_t* refs, std::size_t count, std::size_t elem_size,
@@ -380,28 +403,95 @@ const char* amdqp_ref_message(const amdqp_ref_t* ref, int suspending) {
 
 int amdqp_suspend_below(amdqp_t* h, const uint32_t* gpu_ids, size_t num_gpus, int priority,
                         uint32_t grace_us, amdqp_batch_stats_t* stats) {
-    if (!h)
-        return invalid("NULL handle");
-    if (num_gpus && !gpu_ids)
-        return invalid("NULL GPU id array");
-    return guarded([&]() -> int {
-        const auto r = h->device.suspend_below({gpu_ids, num_gpus}, priority, grace_us);
-        store_stats(stats, r.affected, r.skipped, r.latency_ns);
-        return static_cast<int>(r.affected);
+    return gpu_set_call(h, gpu_ids, num_gpus, stats, [&](GpuIds ids) {
+        return h->device.suspend_below(ids, priority, grace_us);
     });
 }
 
 int amdqp_resume_all(amdqp_t* h, const uint32_t* gpu_ids, size_t num_gpus,
                      amdqp_batch_stats_t* stats) {
+    return gpu_set_call(h, gpu_ids, num_gpus, stats,
+                        [&](GpuIds ids) { return h->device.resume_all(ids); });
+}
+
+namespace {
+
+amdqp::CuGeometry geometry_of(const amdqp_confine_gpu_t& t) {
+    return {t.gpu_id, t.num_xcc, t.cu_per_xcc, t.mask_words, 0};
+}
+
+const amdqp_confine_gpu_t& target_at(const amdqp_confine_gpu_t* base, std::size_t elem_size,
+                                     std::size_t i) {
+    return *reinterpret_cast<const amdqp_confine_gpu_t*>(reinterpret_cast<const char*>(base) +
+                                                         i * elem_size);
+}
+
+}  // namespace
+
+int amdqp_cu_geometry(amdqp_t* h, amdqp_confine_gpu_t* targets, size_t count, size_t elem_size) {
     if (!h)
         return invalid("NULL handle");
-    if (num_gpus && !gpu_ids)
-        return invalid("NULL GPU id array");
+    if (count && (!targets || elem_size < sizeof(amdqp_confine_gpu_t)))
+        return invalid("NULL target array, or elem_size below sizeof(amdqp_confine_gpu_t)");
     return guarded([&]() -> int {
-        const auto r = h->device.resume_all({gpu_ids, num_gpus});
-        store_stats(stats, r.affected, r.skipped, r.latency_ns);
-        return static_cast<int>(r.affected);
+        std::vector<std::uint32_t> ids;
+        for (std::size_t i = 0; i < count; i++)
+            ids.push_back(target_at(targets, elem_size, i).gpu_id);
+        const auto g = h->device.cu_geometry(ids);
+        int confinable = 0;
+        for (std::size_t i = 0; i < count; i++) {
+            auto& t = *reinterpret_cast<amdqp_confine_gpu_t*>(reinterpret_cast<char*>(targets) +
+                                                              i * elem_size);
+            t.num_xcc = g[i].num_xcc;
+            t.cu_per_xcc = g[i].cu_per_xcc;
+            t.mask_words = g[i].mask_words;
+            t.status = g[i].confinable()       ? AMDQP_OK
+                       : g[i].error == -ENODEV ? AMDQP_ERR_NO_GPU
+                                               : AMDQP_ERR_INVALID;
+            confinable += t.status == AMDQP_OK;
+        }
+        return confinable;
     });
+}
+
+int amdqp_cu_range(const amdqp_confine_gpu_t* target, uint32_t first, uint32_t count,
+                   uint32_t* mask, size_t mask_words) {
+    if (!target || !mask || mask_words < target->mask_words)
+        return invalid("NULL target or mask, or a mask shorter than the target's mask_words");
+    return guarded([&]() -> int {
+        const auto m = geometry_of(*target).cu_range(first, count);
+        std::copy(m.begin(), m.end(), mask);
+        return static_cast<int>(m.size());
+    });
+}
+
+int amdqp_confine_below(amdqp_t* h, const amdqp_confine_gpu_t* targets, size_t count,
+                        size_t elem_size, int priority, uint32_t grace_us,
+                        amdqp_batch_stats_t* stats) {
+    if (!h)
+        return invalid("NULL handle");
+    if (!targets || elem_size < sizeof(amdqp_confine_gpu_t))
+        return invalid("NULL target array, or elem_size below sizeof(amdqp_confine_gpu_t)");
+    for (std::size_t i = 0; i < count; i++) {
+        const auto& t = target_at(targets, elem_size, i);
+        if (t.mask_words && !t.mask)
+            return invalid("confine below: NULL mask for GPU " + std::to_string(t.gpu_id));
+    }
+    return guarded([&]() -> int {
+        std::vector<amdqp::CuTarget> v;
+        for (std::size_t i = 0; i < count; i++) {
+            const auto& t = target_at(targets, elem_size, i);
+            v.push_back(
+                {geometry_of(t), std::vector<std::uint32_t>(t.mask, t.mask + t.mask_words)});
+        }
+        return report(h->device.confine_below(v, priority, grace_us), stats);
+    });
+}
+
+int amdqp_confine_release(amdqp_t* h, const uint32_t* gpu_ids, size_t num_gpus,
+                          amdqp_batch_stats_t* stats) {
+    return gpu_set_call(h, gpu_ids, num_gpus, stats,
+                        [&](GpuIds ids) { return h->device.release_confinement(ids); });
 }
 
 int amdqp_events_subscribe(amdqp_t* h, uint64_t mask) {

@@ -486,6 +486,125 @@ std::uint32_t Device::flush_ceilings() {
     return req.reclamped;
 }
 
+std::vector<std::uint32_t> CuGeometry::cu_range(std::uint32_t first, std::uint32_t count) const {
+    const std::uint32_t wpx = (cu_per_xcc + 31) / 32;
+    std::vector<std::uint32_t> mask(static_cast<std::size_t>(num_xcc) * wpx, 0);
+    for (std::uint32_t x = 0; x < num_xcc; x++)
+        for (std::uint32_t c = first; c < cu_per_xcc && c - first < count; c++)
+            mask[x * wpx + c / 32] |= 1u << (c % 32);
+    return mask;
+}
+
+namespace {
+
+// The confine ioctl's errors that mean something particular.
+[[noreturn]] void confine_error(const char* what, int r) {
+    if (r == -ENOTTY)
+        throw Error(errc::abi_mismatch,
+                    std::string("amdqp: ") + what +
+                        ": this kernel module cannot confine queues (ABI 1.3 needed)",
+                    -r);
+    if (r == -EOPNOTSUPP)
+        throw Error(errc::invalid,
+                    std::string("amdqp: ") + what +
+                        ": a GPU cannot be confined (its backend has no CU-mask control; see "
+                        "cu_per_xcc)",
+                    -r);
+    if (r == -ENODEV)
+        throw Error(errc::no_gpu, std::string("amdqp: ") + what + ": unknown GPU id", -r);
+    throw detail::call_error(what, -r);
+}
+
+}  // namespace
+
+std::vector<CuGeometry> Device::cu_geometry(std::span<const std::uint32_t> gpu_ids) {
+    std::vector<CuGeometry> out;
+    std::vector<amdqp_cu_target> t;
+    for (std::size_t start = 0; start < gpu_ids.size(); start += AMDQP_MAX_CONFINE_GPUS) {
+        const std::size_t n = std::min<std::size_t>(AMDQP_MAX_CONFINE_GPUS, gpu_ids.size() - start);
+        t.assign(n, amdqp_cu_target{});
+        for (std::size_t i = 0; i < n; i++)
+            t[i].gpu_id = gpu_ids[start + i];
+        amdqp_confine c{};
+        c.targets = user_ptr(t.data());
+        c.count = static_cast<std::uint32_t>(n);
+        c.target_size = sizeof(amdqp_cu_target);
+        c.op = AMDQP_CONFINE_OP_INFO;
+        const int r = sys_->ioctl(fd_, AMDQP_IOC_CONFINE, &c);
+        if (r < 0)
+            confine_error("CU geometry", r);
+        for (const auto& e : t)
+            out.push_back({e.gpu_id, e.num_xcc, e.cu_per_xcc, e.mask_words, e.result});
+    }
+    return out;
+}
+
+GpuSetResult Device::confine_below(std::span<const CuTarget> targets, int priority,
+                                   std::uint32_t grace_us) {
+    if (priority < priority_min || priority > priority_max)
+        throw Error(errc::invalid,
+                    "amdqp: confine below: priority " + std::to_string(priority) +
+                        " is out of range: use 0..15",
+                    EINVAL);
+    if (targets.empty() || targets.size() > AMDQP_MAX_CONFINE_GPUS)
+        throw Error(
+            errc::invalid,
+            "amdqp: confine below: name 1.." + std::to_string(AMDQP_MAX_CONFINE_GPUS) + " GPUs",
+            EINVAL);
+    std::vector<amdqp_cu_target> t(targets.size());
+    for (std::size_t i = 0; i < targets.size(); i++) {
+        const CuTarget& in = targets[i];
+        if (in.mask.size() != in.geometry.mask_words)
+            throw Error(errc::invalid,
+                        "amdqp: confine below: GPU " + std::to_string(in.geometry.gpu_id) +
+                            ": the mask has " + std::to_string(in.mask.size()) +
+                            " words, its geometry " + std::to_string(in.geometry.mask_words),
+                        EINVAL);
+        t[i].gpu_id = in.geometry.gpu_id;
+        t[i].num_xcc = in.geometry.num_xcc;
+        t[i].cu_per_xcc = in.geometry.cu_per_xcc;
+        t[i].mask_words = in.geometry.mask_words;
+        t[i].mask_ptr = user_ptr(in.mask.data());
+    }
+    amdqp_confine c{};
+    c.targets = user_ptr(t.data());
+    c.count = static_cast<std::uint32_t>(t.size());
+    c.target_size = sizeof(amdqp_cu_target);
+    c.op = AMDQP_CONFINE_OP_BELOW;
+    c.priority = static_cast<std::uint32_t>(priority);
+    c.grace_us = grace_us;
+    const int r = sys_->ioctl(fd_, AMDQP_IOC_CONFINE, &c);
+    if (r == -EINVAL)
+        throw Error(errc::invalid,
+                    "amdqp: confine below: the kernel refused a mask (a geometry that is not "
+                    "the GPU's, an XCC without a CU, or a CU past cu_per_xcc)",
+                    EINVAL);
+    if (r < 0)
+        confine_error("confine below", r);
+    return {c.affected, c.skipped, c.latency_ns};
+}
+
+GpuSetResult Device::release_confinement(std::span<const std::uint32_t> gpu_ids) {
+    if (gpu_ids.size() > AMDQP_MAX_CONFINE_GPUS)
+        throw Error(errc::invalid,
+                    "amdqp: release confinement: at most " +
+                        std::to_string(AMDQP_MAX_CONFINE_GPUS) +
+                        " GPUs per call (pass none for every GPU)",
+                    EINVAL);
+    std::vector<amdqp_cu_target> t(gpu_ids.size());
+    for (std::size_t i = 0; i < gpu_ids.size(); i++)
+        t[i].gpu_id = gpu_ids[i];
+    amdqp_confine c{};
+    c.targets = t.empty() ? 0 : user_ptr(t.data());
+    c.count = static_cast<std::uint32_t>(t.size());
+    c.target_size = sizeof(amdqp_cu_target);
+    c.op = AMDQP_CONFINE_OP_RELEASE;
+    const int r = sys_->ioctl(fd_, AMDQP_IOC_CONFINE, &c);
+    if (r < 0)
+        confine_error("release confinement", r);
+    return {c.affected, c.skipped, c.latency_ns};
+}
+
 GpuSetResult Device::resume_all(std::span<const std::uint32_t> gpu_ids) {
     return gpu_set(AMDQP_IOC_RESUME_ALL, gpu_ids, 0, 0);
 }

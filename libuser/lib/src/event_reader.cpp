@@ -44,6 +44,8 @@ const char* event_type_name(std::uint32_t type) noexcept {
             return "device_removed";
         case AMDQP_EVENT_PRIORITY:
             return "priority";
+        case AMDQP_EVENT_CONFINE_WATCHDOG:
+            return "confine_watchdog";
         default:
             return "unknown";
     }

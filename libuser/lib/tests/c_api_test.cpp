@@ -179,6 +179,30 @@ TEST_F(CApiTest, SuspendBelowAndResumeAll) {
     EXPECT_TRUE(last_error_has("unknown GPU id 9")) << amdqp_last_error();
 }
 
+TEST_F(CApiTest, ConfineBelowAndRelease) {
+    amdqp_confine_gpu_t t[2] = {};
+    t[0].gpu_id = 1;
+    t[1].gpu_id = 9;
+    EXPECT_EQ(amdqp_cu_geometry(h, t, 2, sizeof(t[0])), 1);
+    EXPECT_EQ(t[0].status, AMDQP_OK);
+    EXPECT_EQ(t[0].mask_words, 1u);
+    EXPECT_EQ(t[1].status, AMDQP_ERR_NO_GPU);
+    std::uint32_t mask[1] = {0};
+    EXPECT_EQ(amdqp_cu_range(&t[0], 0, 2, mask, 1), 1);
+    EXPECT_EQ(mask[0], 0x3u);
+    t[0].mask = mask;
+    amdqp_batch_stats_t stats{};
+    stats.size = sizeof(stats);
+    EXPECT_EQ(amdqp_confine_below(h, t, 1, sizeof(t[0]), AMDQP_PRIO_HIGH, 0, &stats), 1);
+    EXPECT_EQ(stats.done, 1u);
+    EXPECT_EQ(fake->confined(4343, 1, 2), std::vector<std::uint32_t>{0x3});
+    EXPECT_TRUE(fake->confined(4343, 2, 1).empty());
+    EXPECT_EQ(amdqp_confine_below(h, t, 1, 8, AMDQP_PRIO_HIGH, 0, nullptr), AMDQP_ERR_INVALID);
+    EXPECT_EQ(amdqp_confine_release(h, nullptr, 0, nullptr), 1);
+    EXPECT_TRUE(fake->confined(4343, 1, 2).empty());
+    EXPECT_EQ(amdqp_confine_below(h, &t[1], 1, sizeof(t[0]), 8, 0, nullptr), AMDQP_ERR_NO_GPU);
+}
+
 TEST_F(CApiTest, Events) {
     amdqp_event_record_t ev[4];
     EXPECT_EQ(amdqp_events_fd(h), -1);

@@ -6,6 +6,9 @@
 
 namespace {
 
+using amdqp::CuGeometry;
+using amdqp::CuTarget;
+using amdqp::Error;
 using amdqp::QueueRef;
 
 TEST_F(FakeDeviceTest, VersionAndDevices) {
@@ -187,6 +190,51 @@ TEST_F(FakeDeviceTest, SuspendBelowOnEveryGpu) {
     auto dev = open();
     EXPECT_EQ(dev.suspend_below({}, 8).affected, 2u);
     EXPECT_EQ(dev.resume_all().affected, 2u);
+}
+
+TEST_F(FakeDeviceTest, ConfineBelowAndRelease) {
+    fake->add_queue(100, 1, 0x1000, 12);              // high: stays
+    fake->add_queue(200, 1, 0x2000, 2);               // low: confined
+    fake->add_queue(fake->caller_pid, 1, 0x3000, 2);  // the caller's own: stays
+    fake->add_queue(400, 1, 0x5000, 2, 0);            // another user's: skipped
+    fake->gpu(2)->cu_per_xcc = 0;                     // a GPU that cannot be confined
+    auto dev = open();
+    const std::uint32_t ids[] = {1, 2, 9};
+    const auto g = dev.cu_geometry(ids);
+    ASSERT_EQ(g.size(), 3u);
+    EXPECT_TRUE(g[0].confinable());
+    EXPECT_EQ(g[0].cu_per_xcc, 8u);
+    EXPECT_EQ(g[0].mask_words, 1u);
+    EXPECT_FALSE(g[1].confinable());
+    EXPECT_EQ(g[1].error, -EOPNOTSUPP);
+    EXPECT_EQ(g[2].error, -ENODEV);
+
+    const CuTarget t{g[0], g[0].cu_range(2, 4)};
+    EXPECT_EQ(t.mask, std::vector<std::uint32_t>{0x3c});
+    const auto r = dev.confine_below({&t, 1}, 8);
+    EXPECT_EQ(r.affected, 1u);
+    EXPECT_EQ(r.skipped, 1u);
+    EXPECT_EQ(fake->confined(200, 1, 2), std::vector<std::uint32_t>{0x3c});
+    EXPECT_TRUE(fake->confined(100, 1, 1).empty());
+    EXPECT_TRUE(fake->confined(fake->caller_pid, 1, 3).empty());
+    // The same mask again changes nothing.
+    EXPECT_EQ(dev.confine_below({&t, 1}, 8).affected, 0u);
+
+    const CuTarget bad{g[1], {1}};
+    EXPECT_THROW(dev.confine_below({&bad, 1}, 8), Error);
+    const CuTarget short_mask{g[0], {}};
+    EXPECT_THROW(dev.confine_below({&short_mask, 1}, 8), Error);
+    EXPECT_THROW(dev.confine_below({&t, 1}, 16), Error);
+
+    EXPECT_EQ(dev.release_confinement().affected, 1u);
+    EXPECT_TRUE(fake->confined(200, 1, 2).empty());
+}
+
+TEST_F(FakeDeviceTest, CuRangePerXcc) {
+    CuGeometry g{1, 2, 40, 4, 0};
+    EXPECT_EQ(g.cu_range(0, 4), (std::vector<std::uint32_t>{0xf, 0, 0xf, 0}));
+    EXPECT_EQ(g.cu_range(30, 100),
+              (std::vector<std::uint32_t>{0xc0000000, 0xff, 0xc0000000, 0xff}));
 }
 
 TEST_F(FakeDeviceTest, PriorityChangeIsSeen) {

@@ -164,6 +164,7 @@ TEST(Events, Names) {
     EXPECT_STREQ(amdqp::event_type_name(AMDQP_EVENT_OVERFLOW), "overflow");
     EXPECT_STREQ(amdqp::event_type_name(AMDQP_EVENT_QUEUE_CREATED), "queue_created");
     EXPECT_STREQ(amdqp::event_type_name(AMDQP_EVENT_PRIORITY), "priority");
+    EXPECT_STREQ(amdqp::event_type_name(AMDQP_EVENT_CONFINE_WATCHDOG), "confine_watchdog");
     EXPECT_STREQ(amdqp::event_type_name(AMDQP_EVENT_MAX + 1), "unknown");
 }
 

@@ -56,6 +56,7 @@ EVENT_TYPES = {
     7: "device_added",
     8: "device_removed",
     9: "priority",
+    10: "confine_watchdog",
 }
 EVENT_MASK_ALL = (1 << len(EVENT_TYPES)) - 1
 

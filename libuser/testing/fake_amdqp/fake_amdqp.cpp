@@ -89,6 +89,14 @@ bool FakeAmdqp::suspended(std::uint32_t pid, std::uint32_t gpu_id, std::uint32_t
     return q && !q->holders.empty();
 }
 
+std::vector<std::uint32_t> FakeAmdqp::confined(std::uint32_t pid, std::uint32_t gpu_id,
+                                               std::uint32_t queue_id) {
+    FakeQueue* q = find(pid, gpu_id, queue_id);
+    if (!q || q->confiners.empty())
+        return {};
+    return q->confiners.rbegin()->second;
+}
+
 std::size_t FakeAmdqp::calls(unsigned long request) const {
     auto it = calls_.find(_IOC_NR(request));
     return it == calls_.end() ? 0 : it->second;
@@ -140,8 +148,10 @@ int FakeAmdqp::close(int fd) {
     if (it == fds_.end())
         return -EBADF;
     // Holds belong to the fd: closing it resumes what nobody else holds.
-    for (auto& q : queues_)
+    for (auto& q : queues_) {
         release(fd, *q);
+        q->confiners.erase(fd);
+    }
     fds_.erase(it);
     return 0;
 }
@@ -185,6 +195,8 @@ int FakeAmdqp::ioctl(int fd, unsigned long request, void* arg) {
             return gpu_set(fd, static_cast<amdqp_gpu_set*>(arg), false);
         case AMDQP_IOC_SET_EVENT_MASK:
             return set_event_mask(it->second, static_cast<const amdqp_event_mask*>(arg));
+        case AMDQP_IOC_CONFINE:
+            return confine(fd, static_cast<amdqp_confine*>(arg));
         default:
             return -ENOTTY;
     }
@@ -287,6 +299,10 @@ std::uint32_t FakeAmdqp::state_of(const FakeQueue& q, int fd) const {
         s |= AMDQP_QSTATE_HELD;
     if (q.cooldown)
         s |= AMDQP_QSTATE_COOLDOWN;
+    if (!q.confiners.empty())
+        s |= AMDQP_QSTATE_CONFINED;
+    if (q.confiners.count(fd))
+        s |= AMDQP_QSTATE_CONFINE_HELD;
     return s;
 }
 
@@ -408,6 +424,104 @@ int FakeAmdqp::gpu_set(int fd, amdqp_gpu_set* s, bool suspending) {
         if (FakeGpu* g = gpu(id))
             g->sched_updates++;
     s->latency_ns = 1000 * updated.size();
+    return 0;
+}
+
+// AMDQP_IOC_CONFINE as ioctl.rst has it, without the masks' effect (the
+// fake runs nothing) and with one update per GPU that changed.
+int FakeAmdqp::confine(int fd, amdqp_confine* c) {
+    if (c->flags || c->pad || c->count > AMDQP_MAX_CONFINE_GPUS)
+        return -EINVAL;
+    const bool info = c->op == AMDQP_CONFINE_OP_INFO, below = c->op == AMDQP_CONFINE_OP_BELOW,
+               rel = c->op == AMDQP_CONFINE_OP_RELEASE;
+    if ((!info && !below && !rel) || (!rel && !c->count) ||
+        (below ? c->priority > AMDQP_PRIORITY_MAX : c->priority != 0) || (info && c->grace_us) ||
+        (c->count && !valid_elem_size(c->target_size, sizeof(amdqp_cu_target))))
+        return -EINVAL;
+    auto* base = user<unsigned char>(c->targets);
+    std::vector<amdqp_cu_target> t(c->count);
+    for (std::uint32_t i = 0; i < c->count; i++) {
+        std::memcpy(&t[i], base + i * c->target_size, sizeof(t[i]));
+        if (t[i].pad)
+            return -EINVAL;
+        const FakeGpu* g = gpu(t[i].gpu_id);
+        if (info) {
+            t[i].num_xcc = g ? g->num_xcc : 0;
+            t[i].cu_per_xcc = g ? g->cu_per_xcc : 0;
+            t[i].mask_words = g ? g->num_xcc * ((g->cu_per_xcc + 31) / 32) : 0;
+            t[i].result = !g ? -ENODEV : !g->cu_per_xcc ? -EOPNOTSUPP : 0;
+            continue;
+        }
+        if (!g)
+            return -ENODEV;
+        if (rel && (t[i].num_xcc || t[i].cu_per_xcc || t[i].mask_words || t[i].mask_ptr))
+            return -EINVAL;
+        if (!below)
+            continue;
+        if (!g->cu_per_xcc)
+            return -EOPNOTSUPP;
+        const std::uint32_t wpx = (g->cu_per_xcc + 31) / 32;
+        if (t[i].num_xcc != g->num_xcc || t[i].cu_per_xcc != g->cu_per_xcc ||
+            t[i].mask_words != g->num_xcc * wpx)
+            return -EINVAL;
+        const auto* m = user<const std::uint32_t>(t[i].mask_ptr);
+        for (std::uint32_t x = 0; x < g->num_xcc; x++) {
+            std::uint32_t any = 0;
+            for (std::uint32_t w = 0; w < wpx; w++)
+                any |= m[x * wpx + w];
+            const std::uint32_t tail = g->cu_per_xcc % 32;
+            if (!any || (tail && (m[x * wpx + wpx - 1] >> tail)))
+                return -EINVAL;
+        }
+    }
+    c->done = c->affected = c->skipped = 0;
+    c->latency_ns = 0;
+    std::set<std::uint32_t> updated;
+    for (std::uint32_t i = 0; i < c->count; i++)
+        t[i].affected = t[i].skipped = 0;
+    if (!info) {
+        for (auto& q : queues_) {
+            std::uint32_t k = 0;
+            while (k < c->count && t[k].gpu_id != q->gpu_id)
+                k++;
+            if (c->count && k == c->count)
+                continue;
+            const bool mine = q->confiners.count(fd) != 0;
+            bool changed = false;
+            if (rel || q->priority >= c->priority || q->pid == caller_pid) {
+                changed = mine;
+                q->confiners.erase(fd);
+            } else {
+                const auto* m = user<const std::uint32_t>(t[k].mask_ptr);
+                std::vector<std::uint32_t> mask(m, m + t[k].mask_words);
+                if (mine && q->confiners[fd] == mask)
+                    continue;
+                if (!mine && (!may_suspend(*q) || q->cooldown)) {
+                    t[k].skipped++;
+                    continue;
+                }
+                q->confiners[fd] = mask;
+                changed = true;
+            }
+            if (!changed)
+                continue;
+            updated.insert(q->gpu_id);
+            if (c->count)
+                t[k].affected++;
+            else
+                c->affected++;
+        }
+    }
+    for (std::uint32_t id : updated)
+        if (FakeGpu* g = gpu(id))
+            g->sched_updates++;
+    c->latency_ns = 1000 * updated.size();
+    for (std::uint32_t i = 0; i < c->count; i++) {
+        c->done += t[i].result == 0;
+        c->affected += t[i].affected;
+        c->skipped += t[i].skipped;
+        std::memcpy(base + i * c->target_size, &t[i], sizeof(t[i]));
+    }
     return 0;
 }
 

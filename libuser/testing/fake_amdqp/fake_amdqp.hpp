@@ -34,6 +34,7 @@ struct FakeGpu {
     std::uint32_t backend = AMDQP_BACKEND_SIM;
     std::uint32_t sched_mode = AMDQP_SCHED_HWS;
     std::uint32_t num_xcc = 1;
+    std::uint32_t cu_per_xcc = 8;  // 0: cannot be confined (kfd today)
     std::uint64_t sched_updates = 0;
     std::uint64_t unmap_packets = 0;
     std::uint64_t map_packets = 0;
@@ -56,6 +57,8 @@ struct FakeQueue {
     std::uint64_t submitted = 0;
     std::uint64_t completed = 0;
     std::set<int> holders;  // fds holding it suspended
+    // fds confining it (AMDQP_IOC_CONFINE) and their masks.
+    std::map<int, std::vector<std::uint32_t>> confiners;
 };
 
 class FakeAmdqp : public Sys {
@@ -113,6 +116,9 @@ class FakeAmdqp : public Sys {
     FakeQueue* find(std::uint32_t pid, std::uint32_t gpu_id, std::uint32_t queue_id);
     FakeGpu* gpu(std::uint32_t gpu_id);
     bool suspended(std::uint32_t pid, std::uint32_t gpu_id, std::uint32_t queue_id);
+    // The mask the newest confinement of the queue applies; empty if none.
+    std::vector<std::uint32_t> confined(std::uint32_t pid, std::uint32_t gpu_id,
+                                        std::uint32_t queue_id);
     std::size_t open_fds() const { return fds_.size(); }
     // ioctl calls made, by _IOC_NR.
     std::size_t calls(unsigned long request) const;
@@ -138,6 +144,7 @@ class FakeAmdqp : public Sys {
     int batch(int fd, amdqp_batch* b, bool suspending);
     int gpu_set(int fd, amdqp_gpu_set* s, bool suspending);
     int set_event_mask(FdState& st, const amdqp_event_mask* m);
+    int confine(int fd, amdqp_confine* c);
     // Checks an entry and finds its queue; result is 0 or -errno.
     FakeQueue* resolve(const amdqp_queue_ref& ref, int* result);
     bool may_suspend(const FakeQueue& q) const;

@@ -115,7 +115,7 @@ has() { grep -q "$1" /tmp/out || { echo "# no '$1' in:"; sed 's/^/# /' /tmp/out;
 has_err() { grep -q "$1" /tmp/err || { echo "# no '$1' on stderr:"; sed 's/^/# /' /tmp/err; return 1; }; }
 wait_file() { i=0; while [ ! -s "$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done; [ -s "$1" ]; }
 
-echo "1..20"
+echo "1..25"
 check "list without the module: status 3" rc_is 3 amdqpctl list
 check "the message names the module" has_err 'modprobe amdqp'
 check "run passes the exit status through" rc_is 7 amdqpctl run --priority low -- sh -c 'exit 7'
@@ -144,6 +144,19 @@ wait "$hold"
 check "suspend exits 0 when interrupted" [ $? = 0 ]
 amdqpctl list --json --pid "$low" >/tmp/out 2>&1
 check "its exit puts the low queue back" grep -q '"suspended": false' /tmp/out
+
+# Shrink instead of stop (ABI 1.3): the low queue keeps running on 2 CUs.
+amdqpctl confine --below 8 --gpu 4201 --cus 2 >/tmp/hold.out 2>/tmp/hold.err & hold=$!
+i=0
+until grep -q confined /tmp/hold.out 2>/dev/null || [ $i -gt 100 ]; do sleep 0.1; i=$((i + 1)); done
+check "confine --below 8 names the low queue" grep -q "confined pid $low " /tmp/hold.out
+check "and amdqp.ko shows it confined, not suspended" \
+	grep -q "pid $low queue .* running .* CONFINED" /sys/kernel/debug/amdqp/queues
+check "the high one is not" sh -c "! grep -q 'pid $high queue .* CONFINED' /sys/kernel/debug/amdqp/queues"
+kill -TERM "$hold"
+wait "$hold"
+check "confine exits 0 when interrupted" [ $? = 0 ]
+check "its exit lifts the confinement" sh -c "! grep -q CONFINED /sys/kernel/debug/amdqp/queues"
 
 check "priority lowers a process's queues" rc_is 0 amdqpctl priority "$low" 1
 amdqpctl list --json --pid "$low" >/tmp/out 2>&1

@@ -192,6 +192,42 @@ int run_cli(const std::vector<std::string>& args, Context& ctx, const PreloadSea
         "belongs to the /dev/amdqp descriptor that made it and ends when its holder (amdqpctl "
         "suspend, amdqpd) releases it or exits: resume names such holds and exits 1.");
 
+    ConfineOptions con_opt;
+    auto* con = app.add_subcommand(
+        "confine",
+        "Restrict the GPU queues below a priority to some CUs for as long as this command runs.");
+    con->add_option("--below", con_opt.below,
+                    "Every queue with a priority below LEVEL (high, normal, low, 0..15)")
+        ->type_name("LEVEL")
+        ->required();
+    repeatable(con, "--gpu", con_opt.gpus,
+               "Only this GPU id (repeatable; default every GPU that can be confined)")
+        ->type_name("GPU");
+    con->add_option("--cus", con_opt.cus, "Keep N CUs of every XCC (the first N, see --first-cu)")
+        ->type_name("N");
+    con->add_option("--first-cu", con_opt.first_cu, "With --cus: the first CU kept (default 0)")
+        ->type_name("CU");
+    repeatable(con, "--mask", con_opt.masks,
+               "Or the mask itself: one 32-bit word per flag, XCC 0's words first, as amdqp "
+               "ioctl.rst says; the same for every GPU named")
+        ->type_name("WORD");
+    con->add_option("--for", con_opt.for_seconds,
+                    "Release after SECONDS instead of waiting for SIGINT/SIGTERM")
+        ->type_name("SECONDS");
+    con->add_option("--grace-us", con_opt.grace_us,
+                    "Microseconds running waves may go on before they are saved (0: backend "
+                    "default; capped at 255)")
+        ->type_name("US");
+    con->add_flag("--json", con_opt.json, "One JSON object on one line");
+    con->footer(
+        "Forms: amdqpctl confine --below LEVEL [--gpu G]... (--cus N [--first-cu F] | --mask "
+        "WORD...) [--for SECONDS]\n"
+        "The shrinking sibling of suspend --below: the queues keep running, on the CUs given "
+        "(ANDed with any CU mask their owner set), and get their own mask back when it stops. "
+        "Prints what it confined, then holds it until SIGINT, SIGTERM or SIGHUP (or --for), "
+        "releases it and exits 0. Needs amdqp.ko ABI 1.3 and a GPU whose backend controls CU "
+        "masks (the sim today).");
+
     WatchOptions watch_opt;
     auto* watch = app.add_subcommand("watch", "Stream amdqp events until interrupted.");
     watch->add_flag("--json", watch_opt.json, "One JSON object per line, flushed per line");
@@ -224,12 +260,13 @@ int run_cli(const std::vector<std::string>& args, Context& ctx, const PreloadSea
     for (std::size_t i = 1; i < args.size(); i++) {
         if (args[i].starts_with("-"))
             continue;
-        static const std::set<std::string> verbs = {
-            "list", "run", "priority", "suspend", "resume", "watch", "stats", "status", "ceiling"};
+        static const std::set<std::string> verbs = {"list",    "run",    "priority", "suspend",
+                                                    "resume",  "watch",  "stats",    "status",
+                                                    "ceiling", "confine"};
         if (!verbs.contains(args[i])) {
             ctx.err << "amdqpctl: unknown verb '" << args[i]
                     << "': one of list, run, priority, suspend, resume, watch, stats, status, "
-                       "ceiling (see amdqpctl --help)\n";
+                       "ceiling, confine (see amdqpctl --help)\n";
             return exit_usage;
         }
         break;
@@ -259,6 +296,8 @@ int run_cli(const std::vector<std::string>& args, Context& ctx, const PreloadSea
             return cmd_suspend(ctx, sus_opt);
         if (res->parsed())
             return cmd_resume(ctx, res_opt);
+        if (con->parsed())
+            return cmd_confine(ctx, con_opt);
         if (watch->parsed())
             return cmd_watch(ctx, watch_opt);
         if (stats->parsed())

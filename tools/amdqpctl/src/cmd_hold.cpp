@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: MIT
 //
-// suspend and resume. amdqp.ko ties a suspension to the file descriptor
-// that asked for it, so `suspend` holds /dev/amdqp open for as long as it
-// runs. A cooperative suspension is leased instead: `suspend` renews each
-// process's lease while it holds and asks them to resume when it stops; if
-// it is killed, the leases run out and the processes resume on their own.
+// suspend, resume and confine. amdqp.ko ties a suspension (or a CU-mask
+// confinement) to the file descriptor that asked for it, so `suspend` and
+// `confine` hold /dev/amdqp open for as long as they run. A cooperative suspension is leased
+// instead: `suspend` renews each process's lease while it holds and asks them to resume when it
+// stops; if it is killed, the leases run out and the processes resume on their own.
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "commands.hpp"
@@ -242,6 +243,19 @@ void print_line(const Context& ctx, const char* verb, const json& item) {
         ctx.out << ": " << item["queues"].get<std::uint32_t>() << " queue(s) [coop]\n";
 }
 
+// --for as JSON: null when the hold lasts until it is interrupted.
+json for_seconds_json(const std::optional<double>& for_seconds) {
+    return for_seconds ? json(*for_seconds) : json(nullptr);
+}
+
+// How long a hold lasts, for a human watching.
+void say_holding(const Context& ctx, const std::optional<double>& for_seconds) {
+    ctx.err << "amdqpctl: holding "
+            << (for_seconds ? "for " + json(*for_seconds).dump() + "s"
+                            : std::string("until interrupted (Ctrl-C or SIGTERM)"))
+            << '\n';
+}
+
 // Waits for the end of the hold (a stop request, or --for), renewing the
 // cooperative leases meanwhile.
 void hold(Context& ctx, const HoldOptions& opt, CoopHolds& coop) {
@@ -336,7 +350,7 @@ int cmd_suspend(Context& ctx, const HoldOptions& opt) {
         ctx.out << json{{"suspended", suspended},
                         {"skipped", skipped},
                         {"latency_ns", latency_ns},
-                        {"for_seconds", opt.for_seconds ? json(*opt.for_seconds) : json(nullptr)}}
+                        {"for_seconds", for_seconds_json(opt.for_seconds)}}
                        .dump()
                 << '\n';
     } else {
@@ -352,10 +366,7 @@ int cmd_suspend(Context& ctx, const HoldOptions& opt) {
         return status;
     }
     if (!opt.json)
-        ctx.err << "amdqpctl: holding "
-                << (opt.for_seconds ? "for " + json(*opt.for_seconds).dump() + "s"
-                                    : std::string("until interrupted (Ctrl-C or SIGTERM)"))
-                << '\n';
+        say_holding(ctx, opt.for_seconds);
     hold(ctx, opt, coop);
 
     if (coop.holding()) {
@@ -377,6 +388,127 @@ int cmd_suspend(Context& ctx, const HoldOptions& opt) {
     src.device.reset();
     if (!opt.json)
         ctx.out << "released " << suspended.size() << " suspension(s)\n";
+    return status;
+}
+
+namespace {
+
+// The mask of each GPU to confine to, from --cus/--first-cu or --mask.
+std::vector<std::uint32_t> confine_mask(const ConfineOptions& opt, const amdqp::CuGeometry& g) {
+    if (opt.cus)
+        return g.cu_range(opt.first_cu.value_or(0), *opt.cus);
+    std::vector<std::uint32_t> mask;
+    for (const auto& m : opt.masks) {
+        auto w = parse_u64(m);
+        if (!w || *w > UINT32_MAX)
+            throw UsageError("bad --mask word '" + m + "': a 32-bit number (0x... for hex)");
+        mask.push_back(static_cast<std::uint32_t>(*w));
+    }
+    if (mask.size() != g.mask_words)
+        throw UsageError("GPU " + std::to_string(g.gpu_id) + " takes " +
+                         std::to_string(g.mask_words) + " --mask word(s) (" +
+                         std::to_string(g.num_xcc) + " XCC(s) of " + std::to_string(g.cu_per_xcc) +
+                         " CUs), not " + std::to_string(mask.size()));
+    return mask;
+}
+
+}  // namespace
+
+int cmd_confine(Context& ctx, const ConfineOptions& opt) {
+    if (opt.below.empty())
+        throw UsageError("confine: name what: --below LEVEL");
+    if (opt.cus.has_value() == !opt.masks.empty())
+        throw UsageError("confine: give the CUs to keep: --cus N or --mask WORD...");
+    if (opt.first_cu && !opt.cus)
+        throw UsageError("confine: --first-cu goes with --cus");
+    if (opt.cus && *opt.cus == 0)
+        throw UsageError("confine: --cus needs at least 1 (every XCC keeps a CU)");
+    if (opt.for_seconds && !(*opt.for_seconds >= 0 && std::isfinite(*opt.for_seconds)))
+        throw UsageError("confine: --for needs a number of seconds >= 0");
+    const int below = parse_below(opt.below);
+    if (below > AMDQP_PRIO_MAX)
+        throw UsageError("confine: --below all is not a level: use high, normal, low or 0..15");
+    std::vector<std::uint32_t> ids;
+    for (const auto& g : opt.gpus) {
+        auto id = parse_u32(g);
+        if (!id || *id == 0)
+            throw UsageError("bad --gpu '" + g + "': a GPU id as amdqpctl list shows it");
+        add_unique(ids, *id);
+    }
+
+    // Before anything is taken: a Ctrl-C from here on releases what was.
+    ctx.waiter.arm();
+    Sources src = open_sources(ctx);
+    if (!src.device)
+        src.throw_device_error();
+    amdqp::Device& dev = *src.device;
+    const bool named = !ids.empty();
+    if (!named)
+        for (const auto& d : dev.devices())
+            ids.push_back(d.gpu_id);
+    int status = exit_ok;
+    std::vector<amdqp::CuTarget> targets;
+    for (const auto& g : dev.cu_geometry(ids)) {
+        if (!g.confinable()) {
+            if (named) {
+                ctx.err << "amdqpctl: GPU " << g.gpu_id
+                        << (g.error == -ENODEV ? " does not exist (see amdqpctl list)"
+                                               : " cannot be confined (its backend has no "
+                                                 "CU-mask control)")
+                        << '\n';
+                status = exit_error;
+            }
+            continue;
+        }
+        targets.push_back({g, confine_mask(opt, g)});
+    }
+    if (status != exit_ok)
+        return status;
+    if (targets.empty()) {
+        ctx.err << "amdqpctl: no GPU here can be confined\n";
+        return exit_error;
+    }
+
+    const auto r = dev.confine_below(targets, below, opt.grace_us);
+    json confined = json::array();
+    for (const auto& q : dev.queues())
+        if (q.state & AMDQP_QSTATE_CONFINE_HELD)
+            confined.push_back(queue_json(ctx, q));
+    if (r.skipped)
+        ctx.err << "amdqpctl: " << r.skipped
+                << " queue(s) below the priority were left as they were (no permission, "
+                   "watchdog cooldown or a firmware error)\n";
+    if (opt.json) {
+        json gpus = json::array();
+        for (const auto& t : targets)
+            gpus.push_back({{"gpu", t.geometry.gpu_id}, {"mask", t.mask}});
+        ctx.out << json{{"confined", confined},
+                        {"gpus", gpus},
+                        {"skipped", r.skipped},
+                        {"latency_ns", r.latency_ns},
+                        {"for_seconds", for_seconds_json(opt.for_seconds)}}
+                       .dump()
+                << '\n';
+    } else {
+        for (const auto& item : confined)
+            print_line(ctx, "confined", item);
+    }
+    ctx.out.flush();
+    if (confined.empty()) {
+        if (!opt.json)
+            ctx.out << "nothing to confine below priority " << below << '\n';
+        return status;
+    }
+    if (!opt.json)
+        say_holding(ctx, opt.for_seconds);
+    const int timeout_ms =
+        opt.for_seconds ? static_cast<int>(std::min<double>(*opt.for_seconds * 1000.0, INT32_MAX))
+                        : -1;
+    ctx.waiter.wait(-1, timeout_ms);
+    // Closing /dev/amdqp lifts this process's confinements in the kernel.
+    src.device.reset();
+    if (!opt.json)
+        ctx.out << "released " << confined.size() << " confinement(s)\n";
     return status;
 }
 

@@ -57,6 +57,10 @@ void describe(const amdqp::Event& e, json& obj, std::string& words) {
             obj["suspended_ns"] = e.data;
             words = "resumed by the watchdog after " + seconds(e.data);
             break;
+        case AMDQP_EVENT_CONFINE_WATCHDOG:
+            obj["confined_ns"] = e.data;
+            words = "CU-mask confinement lifted by the watchdog after " + seconds(e.data);
+            break;
         case AMDQP_EVENT_DEVICE_ADDED:
             obj["sched_mode"] = sched_mode_name(static_cast<std::uint32_t>(e.data));
             words = "sched " + sched_mode_name(static_cast<std::uint32_t>(e.data));

@@ -44,6 +44,18 @@ struct HoldOptions {
 int cmd_suspend(Context& ctx, const HoldOptions& opt);
 int cmd_resume(Context& ctx, const HoldOptions& opt);
 
+struct ConfineOptions {
+    std::string below;                 // LEVEL, required
+    std::vector<std::string> gpus;     // empty: every GPU that can be confined
+    std::optional<unsigned> cus;       // keep the first N CUs of every XCC
+    std::optional<unsigned> first_cu;  // with --cus: start at this CU (default 0)
+    std::vector<std::string> masks;    // or: the mask words, XCC 0's first
+    std::optional<double> for_seconds;
+    unsigned grace_us = 0;
+    bool json = false;
+};
+int cmd_confine(Context& ctx, const ConfineOptions& opt);
+
 struct WatchOptions {
     bool json = false;
     std::vector<std::string> types;  // event type names; empty: all

@@ -174,6 +174,72 @@ TEST_F(Verbs, SuspendBelowWithNothingToDoDoesNotHold) {
     EXPECT_NE(out.str().find("nothing to suspend"), std::string::npos);
 }
 
+TEST_F(Verbs, ConfineBelowHoldsUntilStoppedThenReleases) {
+    std::vector<std::vector<std::uint32_t>> during;
+    waiter.on_wait = [&](int, int timeout_ms) {
+        EXPECT_EQ(timeout_ms, -1);
+        during = {fake->confined(5151, 1, 2), fake->confined(5151, 2, 1),
+                  fake->confined(4242, 1, 1)};
+        return WaitResult::stop;
+    };
+    ASSERT_EQ(run({"confine", "--below", "8", "--cus", "2", "--first-cu", "4"}), exit_ok)
+        << err.str();
+    EXPECT_TRUE(waiter.armed);
+    EXPECT_EQ(during, (std::vector<std::vector<std::uint32_t>>{{0x30}, {0x30}, {}}));
+    EXPECT_TRUE(fake->confined(5151, 1, 2).empty());
+    EXPECT_EQ(fake->open_fds(), 0u);
+    EXPECT_NE(out.str().find("confined pid 5151 (batch-train) gpu 1 queue 2"), std::string::npos)
+        << out.str();
+    EXPECT_NE(out.str().find("released 2"), std::string::npos);
+}
+
+TEST_F(Verbs, ConfineOneGpuWithAMaskForSomeTime) {
+    std::vector<std::uint32_t> during;
+    waiter.on_wait = [&](int, int timeout_ms) {
+        EXPECT_EQ(timeout_ms, 1500);
+        during = fake->confined(5151, 1, 2);
+        EXPECT_TRUE(fake->confined(5151, 2, 1).empty());
+        return WaitResult::timeout;
+    };
+    ASSERT_EQ(run({"confine", "--below", "normal", "--gpu", "1", "--mask", "0x0f", "--for", "1.5",
+                   "--json"}),
+              exit_ok)
+        << err.str();
+    EXPECT_EQ(during, std::vector<std::uint32_t>{0x0f});
+    json r = json::parse(out.str());
+    ASSERT_EQ(r["confined"].size(), 1u);
+    EXPECT_EQ(r["confined"][0]["pid"], 5151);
+    EXPECT_EQ(r["confined"][0]["gpu"], 1);
+    EXPECT_EQ(r["gpus"][0]["mask"][0], 15);
+    EXPECT_EQ(r["for_seconds"], 1.5);
+    EXPECT_TRUE(fake->confined(5151, 1, 2).empty());
+}
+
+TEST_F(Verbs, ConfineUsageAndGpuErrors) {
+    EXPECT_EQ(run({"confine", "--cus", "2"}), exit_usage);    // no --below
+    EXPECT_EQ(run({"confine", "--below", "8"}), exit_usage);  // no CUs
+    EXPECT_EQ(run({"confine", "--below", "8", "--cus", "2", "--mask", "3"}), exit_usage);
+    EXPECT_EQ(run({"confine", "--below", "8", "--cus", "0"}), exit_usage);
+    EXPECT_EQ(run({"confine", "--below", "all", "--cus", "2"}), exit_usage);
+    EXPECT_EQ(run({"confine", "--below", "8", "--first-cu", "2", "--mask", "3"}), exit_usage);
+    EXPECT_EQ(run({"confine", "--below", "8", "--mask", "3", "--mask", "3"}), exit_usage);
+    EXPECT_EQ(run({"confine", "--below", "8", "--mask", "0x1ffffffff"}), exit_usage);
+    EXPECT_EQ(waiter.waits, 0);
+    fake->gpu(2)->cu_per_xcc = 0;
+    EXPECT_EQ(run({"confine", "--below", "8", "--gpu", "2", "--cus", "2"}), exit_error);
+    EXPECT_NE(err.str().find("GPU 2 cannot be confined"), std::string::npos) << err.str();
+    EXPECT_EQ(run({"confine", "--below", "8", "--gpu", "7", "--cus", "2"}), exit_error);
+    EXPECT_NE(err.str().find("GPU 7 does not exist"), std::string::npos) << err.str();
+    EXPECT_EQ(waiter.waits, 0);
+    // Without --gpu, a GPU that cannot be confined is left alone.
+    waiter.on_wait = [&](int, int) {
+        EXPECT_EQ(fake->confined(5151, 1, 2), std::vector<std::uint32_t>{0x3});
+        EXPECT_TRUE(fake->confined(5151, 2, 1).empty());
+        return WaitResult::stop;
+    };
+    EXPECT_EQ(run({"confine", "--below", "8", "--cus", "2"}), exit_ok) << err.str();
+}
+
 TEST_F(Verbs, SuspendUsageErrors) {
     EXPECT_EQ(run({"suspend"}), exit_usage);
     EXPECT_EQ(run({"suspend", "5151", "--below", "8"}), exit_usage);

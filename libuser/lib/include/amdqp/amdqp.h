@@ -78,8 +78,9 @@ enum amdqp_status {
 #define AMDQP_EV_WATCHDOG 6       /* data: ns it was suspended */
 #define AMDQP_EV_DEVICE_ADDED 7   /* data: sched mode */
 #define AMDQP_EV_DEVICE_REMOVED 8
-#define AMDQP_EV_PRIORITY 9 /* data: new priority */
-#define AMDQP_EV_MASK_ALL 0x3ffull
+#define AMDQP_EV_PRIORITY 9          /* data: new priority */
+#define AMDQP_EV_CONFINE_WATCHDOG 10 /* data: ns it was confined (ABI 1.3) */
+#define AMDQP_EV_MASK_ALL 0x7ffull
 
 /** An open /dev/amdqp. Suspensions belong to the handle: closing it resumes them. */
 typedef struct amdqp_handle amdqp_t;
@@ -214,6 +215,29 @@ typedef struct amdqp_batch_stats {
 } amdqp_batch_stats_t;
 
 /**
+ * struct amdqp_confine_gpu - one GPU of a CU-mask confinement (ABI 1.3)
+ * @gpu_id: in
+ * @num_xcc: amdqp_cu_geometry(): out; amdqp_confine_below(): in, as it gave
+ * @cu_per_xcc: the same; 0 when the GPU cannot be confined
+ * @mask_words: the same: uint32_t words of a mask, num_xcc * ceil(cu_per_xcc / 32)
+ * @status: amdqp_cu_geometry(): out, AMDQP_OK, AMDQP_ERR_NO_GPU, or
+ *	AMDQP_ERR_INVALID when the GPU cannot be confined
+ * @pad: zero
+ * @mask: amdqp_confine_below(): in, @mask_words words, XCC 0's first; bit
+ *	i of word j of an XCC's words is that XCC's CU 32 * j + i. Every XCC
+ *	needs a CU; see amdqp_cu_range()
+ */
+typedef struct amdqp_confine_gpu {
+    uint32_t gpu_id;
+    uint32_t num_xcc;
+    uint32_t cu_per_xcc;
+    uint32_t mask_words;
+    int32_t status;
+    uint32_t pad;
+    const uint32_t* mask;
+} amdqp_confine_gpu_t;
+
+/**
  * struct amdqp_event_record - one event
  * @size: out: bytes the library filled
  * @type: AMDQP_EV_*
@@ -309,6 +333,29 @@ AMDQP_API int amdqp_suspend_below(amdqp_t* h, const uint32_t* gpu_ids, size_t nu
                                   int priority, uint32_t grace_us, amdqp_batch_stats_t* stats);
 AMDQP_API int amdqp_resume_all(amdqp_t* h, const uint32_t* gpu_ids, size_t num_gpus,
                                amdqp_batch_stats_t* stats);
+
+/*
+ * CU-mask confinement (ABI 1.3): instead of taking them off the GPU, run
+ * the queues below @priority (0..15) on each target's GPU, except the
+ * caller's own process's, on the target's mask (ANDed with the mask their
+ * owner set) for as long as the handle holds it: until
+ * amdqp_confine_release() or amdqp_close(). Calling it again moves them to
+ * the new masks. amdqp_cu_geometry() fills in each target's geometry and
+ * status and returns how many can be confined; amdqp_cu_range() writes the
+ * mask of CUs [first, first + count) of every XCC into @mask (@mask_words
+ * words). amdqp_confine_below() returns the queues whose confinement
+ * changed, amdqp_confine_release() the confinements lifted (@num_gpus 0:
+ * every GPU). @elem_size: sizeof(amdqp_confine_gpu_t).
+ */
+AMDQP_API int amdqp_cu_geometry(amdqp_t* h, amdqp_confine_gpu_t* targets, size_t count,
+                                size_t elem_size);
+AMDQP_API int amdqp_cu_range(const amdqp_confine_gpu_t* target, uint32_t first, uint32_t count,
+                             uint32_t* mask, size_t mask_words);
+AMDQP_API int amdqp_confine_below(amdqp_t* h, const amdqp_confine_gpu_t* targets, size_t count,
+                                  size_t elem_size, int priority, uint32_t grace_us,
+                                  amdqp_batch_stats_t* stats);
+AMDQP_API int amdqp_confine_release(amdqp_t* h, const uint32_t* gpu_ids, size_t num_gpus,
+                                    amdqp_batch_stats_t* stats);
 
 /*
  * Events. amdqp_events_subscribe() opens a second, non-blocking fd of the

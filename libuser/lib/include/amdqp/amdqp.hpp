@@ -174,6 +174,27 @@ struct GpuSetResult {
     std::uint64_t latency_ns = 0;
 };
 
+// One GPU's CU layout for a confinement (AMDQP_IOC_CONFINE, ABI 1.3).
+struct AMDQP_API CuGeometry {
+    std::uint32_t gpu_id = 0;
+    std::uint32_t num_xcc = 0;
+    std::uint32_t cu_per_xcc = 0;  // 0: this GPU cannot be confined
+    std::uint32_t mask_words = 0;  // words of a mask: num_xcc * ceil(cu_per_xcc / 32)
+    std::int32_t error = 0;        // 0, -ENODEV (no such GPU) or -EOPNOTSUPP
+
+    bool confinable() const noexcept { return error == 0 && cu_per_xcc != 0; }
+    // The mask of CUs [first, first + count) of every XCC (clipped to the
+    // XCC's CUs), in the kernel's layout: XCC 0's words first.
+    std::vector<std::uint32_t> cu_range(std::uint32_t first, std::uint32_t count) const;
+};
+
+// What a confinement applies on one GPU: its geometry (from
+// Device::cu_geometry()) and a mask of geometry.mask_words words.
+struct CuTarget {
+    CuGeometry geometry;
+    std::vector<std::uint32_t> mask;
+};
+
 struct Event {
     std::uint32_t type = 0;  // AMDQP_EVENT_*
     std::uint64_t timestamp_ns = 0;
@@ -242,6 +263,17 @@ class AMDQP_API Device {
     GpuSetResult suspend_below(std::span<const std::uint32_t> gpu_ids, int priority,
                                std::uint32_t grace_us = 0);
     GpuSetResult resume_all(std::span<const std::uint32_t> gpu_ids = {});
+
+    // CU-mask confinement (ABI 1.3): the queues below @priority (0..15) on
+    // each target's GPU, except the caller's own, run on the target's mask
+    // (ANDed with their owner's) for as long as this Device lives or until
+    // release_confinement(). A second call moves them to the new masks.
+    // cu_geometry(): one entry per id (its error says -ENODEV/-EOPNOTSUPP).
+    std::vector<CuGeometry> cu_geometry(std::span<const std::uint32_t> gpu_ids);
+    GpuSetResult confine_below(std::span<const CuTarget> targets, int priority,
+                               std::uint32_t grace_us = 0);
+    // @gpu_ids empty: every GPU.
+    GpuSetResult release_confinement(std::span<const std::uint32_t> gpu_ids = {});
 
     // The ceiling table (ABI 1.2; CAP_SYS_ADMIN). set/clear: per-entry
     // results, more than max_batch entries go in several calls.
