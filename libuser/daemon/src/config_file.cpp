@@ -151,12 +151,40 @@ void parse_daemon(Parser& p, const toml::table& t, DaemonConfig& c) {
     positive("coop_lease_ms", c.coop_lease);
 }
 
+// cu_demand = { high = 0.4, 10 = 0.25 }: the share of a GPU that active
+// work of a level needs (policy::Config::cu_demand).
+void parse_cu_demand(Parser& p, const toml::table& t, policy::Config& pc) {
+    const toml::node* n = t.get("cu_demand");
+    if (!n)
+        return;
+    const toml::table* levels = n->as_table();
+    if (!levels) {
+        p.problem(n->source(),
+                  "cu_demand must be a table of priority = fraction, e.g. "
+                  "{ high = 0.4 }");
+        return;
+    }
+    for (const auto& [key, value] : *levels) {
+        const std::string name(key.str());
+        const std::optional<int> level = try_parse_priority(name);
+        const std::optional<double> share = value.value<double>();
+        if (!level)
+            p.problem(value.source(),
+                      "cu_demand: '" + name + "' is not a priority (0..15 or low, normal, high)");
+        else if (!share || !(*share >= 0 && *share <= 1))
+            p.problem(value.source(), "cu_demand." + name + " must be a number from 0 to 1");
+        else
+            pc.cu_demand[static_cast<std::size_t>(*level)] = *share;
+    }
+}
+
 void parse_policy(Parser& p, const toml::table& t, DaemonConfig& c) {
-    p.known_keys(t, "[policy]",
-                 {"order", "hold_timeout_us", "hysteresis_min_ms", "hysteresis_max_ms",
-                  "hysteresis_initial_ms", "hysteresis_factor", "hysteresis_quantile",
-                  "hysteresis_window", "relapse_factor", "max_continuous_suspend_ms",
-                  "min_low_share", "share_window_ms", "min_run_slice_ms", "guard_margin_ms"});
+    p.known_keys(
+        t, "[policy]",
+        {"order", "hold_timeout_us", "hysteresis_min_ms", "hysteresis_max_ms",
+         "hysteresis_initial_ms", "hysteresis_factor", "hysteresis_quantile", "hysteresis_window",
+         "relapse_factor", "max_continuous_suspend_ms", "min_low_share", "share_window_ms",
+         "min_run_slice_ms", "guard_margin_ms", "cu_demand", "max_continuous_confine_ms"});
     policy::Config& pc = c.policy;
     if (auto v = p.get<std::string>(t, "order", "a string")) {
         if (*v == "before-doorbell")
@@ -179,6 +207,8 @@ void parse_policy(Parser& p, const toml::table& t, DaemonConfig& c) {
     dur("share_window_ms", pc.share_window);
     dur("min_run_slice_ms", pc.min_run_slice);
     dur("guard_margin_ms", pc.guard_margin);
+    dur("max_continuous_confine_ms", pc.max_continuous_confine);
+    parse_cu_demand(p, t, pc);
     p.number(t, "hysteresis_factor", pc.hysteresis_factor);
     p.number(t, "hysteresis_quantile", pc.hysteresis_quantile);
     p.number(t, "relapse_factor", pc.relapse_factor);
@@ -351,9 +381,11 @@ ConfigError::ConfigError(std::vector<std::string> problems)
     : std::runtime_error(join_lines(problems)), problems_(std::move(problems)) {}
 
 DaemonConfig parse_config(std::string_view text, const std::string& file,
-                          std::chrono::milliseconds watchdog_max_suspend) {
+                          std::chrono::milliseconds watchdog_max_suspend,
+                          std::chrono::milliseconds watchdog_max_confine) {
     DaemonConfig c;
     c.policy.watchdog_max_suspend = watchdog_max_suspend;
+    c.policy.watchdog_max_confine = watchdog_max_confine;
     toml::table root;
     try {
         root = toml::parse(text, file);
@@ -413,12 +445,14 @@ DaemonConfig parse_config(std::string_view text, const std::string& file,
 }
 
 DaemonConfig load_config(const std::string& path, bool must_exist,
-                         std::chrono::milliseconds watchdog_max_suspend) {
+                         std::chrono::milliseconds watchdog_max_suspend,
+                         std::chrono::milliseconds watchdog_max_confine) {
     std::ifstream in(path);
     if (!in) {
         if (!must_exist && errno == ENOENT) {
             DaemonConfig c;
             c.policy.watchdog_max_suspend = watchdog_max_suspend;
+            c.policy.watchdog_max_confine = watchdog_max_confine;
             if (auto errs = c.policy.validate(); !errs.empty()) {
                 for (auto& e : errs)
                     e = path + ": (defaults) " + e;
@@ -430,15 +464,26 @@ DaemonConfig load_config(const std::string& path, bool must_exist,
     }
     std::stringstream ss;
     ss << in.rdbuf();
-    return parse_config(ss.str(), path, watchdog_max_suspend);
+    return parse_config(ss.str(), path, watchdog_max_suspend, watchdog_max_confine);
 }
 
-std::chrono::milliseconds kernel_watchdog_max_suspend(const std::string& param) {
+namespace {
+std::chrono::milliseconds kernel_watchdog(const std::string& param,
+                                          std::chrono::milliseconds fallback) {
     std::ifstream in(param);
     long long v = -1;
     if (in >> v && v >= 0)
         return v == 0 ? std::chrono::milliseconds::max() / 2 : std::chrono::milliseconds(v);
-    return std::chrono::milliseconds(5000);
+    return fallback;
+}
+}  // namespace
+
+std::chrono::milliseconds kernel_watchdog_max_suspend(const std::string& param) {
+    return kernel_watchdog(param, std::chrono::milliseconds(5000));
+}
+
+std::chrono::milliseconds kernel_watchdog_max_confine(const std::string& param) {
+    return kernel_watchdog(param, kMaxConfineDefault);
 }
 
 }  // namespace amdqp::daemon

@@ -108,21 +108,30 @@ class ConfigError : public std::runtime_error {
     std::vector<std::string> problems_;
 };
 
+// amdqp.ko's max_confine_ms by default.
+inline constexpr std::chrono::milliseconds kMaxConfineDefault{60000};
+
 // Parses @text, named @file in messages. @watchdog_max_suspend: the kernel
 // watchdog's bound (amdqp.ko max_suspend_ms) the starvation bound must stay
 // under. Throws ConfigError.
+// @watchdog_max_confine: the same for confinement (max_confine_ms).
 DaemonConfig parse_config(std::string_view text, const std::string& file,
-                          std::chrono::milliseconds watchdog_max_suspend);
+                          std::chrono::milliseconds watchdog_max_suspend,
+                          std::chrono::milliseconds watchdog_max_confine = kMaxConfineDefault);
 
 // Reads and parses @path. A missing file is an error if @must_exist, else
 // gives the defaults. Throws ConfigError.
 DaemonConfig load_config(const std::string& path, bool must_exist,
-                         std::chrono::milliseconds watchdog_max_suspend);
+                         std::chrono::milliseconds watchdog_max_suspend,
+                         std::chrono::milliseconds watchdog_max_confine = kMaxConfineDefault);
 
 // amdqp.ko's max_suspend_ms from sysfs, or its default (5000 ms) when the
 // module is not loaded; 0 in sysfs means "no watchdog".
 std::chrono::milliseconds kernel_watchdog_max_suspend(
     const std::string& param = "/sys/module/amdqp/parameters/max_suspend_ms");
+// The same for max_confine_ms (default 60000 ms).
+std::chrono::milliseconds kernel_watchdog_max_confine(
+    const std::string& param = "/sys/module/amdqp/parameters/max_confine_ms");
 
 }  // namespace amdqp::daemon
 

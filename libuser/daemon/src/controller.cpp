@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "controller.hpp"
 
+#include "amdqp/policy/cu_mask.hpp"
+
 #include <stdlib.h>
 #include <time.h>
 
@@ -112,6 +114,129 @@ class Controller::Acts : public policy::Actions {
     explicit Acts(Controller& c) : c_(c) {}
 
     void suspend_below(std::span<const std::uint32_t> asked, int priority) override {
+        // The policy's own suspension: a GPU suspended in place of a
+        // confinement is now the policy's to resume, not unconfine's.
+        for (auto g : asked)
+            suspended_instead_.erase(g);
+        suspend(asked, priority);
+    }
+
+    void resume_all(std::span<const std::uint32_t> asked) override {
+        for (auto g : asked)
+            suspended_instead_.erase(g);
+        resume(asked);
+    }
+
+    void coop_suspend(std::int32_t pid) override { coop(pid, true); }
+    void coop_resume(std::int32_t pid) override { coop(pid, false); }
+
+    // Confinement through AMDQP_IOC_CONFINE, each GPU's mask from its
+    // geometry (INFO). A GPU that cannot be confined (the kfd backend until
+    // its glue exists, an older module) is suspended below the level
+    // instead: the stronger action, never a dropped one.
+    bool can_confine() const override { return true; }
+
+    void confine_below(std::span<const policy::Confinement> asked, int priority) override {
+        if (!c_.dev_) {
+            c_.metrics_.error("no_device");
+            return;
+        }
+        std::vector<std::uint32_t> gpus;
+        for (const policy::Confinement& t : asked)
+            if (!c_.removed_gpus_.contains(t.gpu))
+                gpus.push_back(t.gpu);
+        if (gpus.empty())
+            return;
+        std::vector<CuTarget> targets;
+        std::vector<std::uint32_t> instead;
+        try {
+            const std::vector<CuGeometry> geo = c_.dev_->cu_geometry(gpus);
+            for (const policy::Confinement& t : asked) {
+                auto g = std::find_if(geo.begin(), geo.end(),
+                                      [&t](const CuGeometry& x) { return x.gpu_id == t.gpu; });
+                if (g == geo.end())
+                    continue;  // removed meanwhile
+                std::vector<std::uint32_t> mask =
+                    g->error ? std::vector<std::uint32_t>{}
+                             : policy::confine_mask(t.share, {g->num_xcc, g->cu_per_xcc});
+                if (mask.empty())
+                    instead.push_back(t.gpu);
+                else
+                    targets.push_back({*g, std::move(mask)});
+            }
+        } catch (const Error& e) {
+            // No CONFINE in this module (ABI < 1.3): every GPU suspends.
+            instead = gpus;
+            targets.clear();
+            if (device_gone(e)) {
+                c_.lose_device(e);
+                return;
+            }
+        }
+        if (!instead.empty()) {
+            for (auto g : instead)
+                if (c_.unconfinable_.insert(g).second)
+                    c_.log_.warning("confine_unsupported",
+                                    gpu_name(g) +
+                                        " cannot be confined (no CU geometry): its "
+                                        "lower queues are suspended instead");
+            suspend(instead, priority);
+            suspended_instead_.insert(instead.begin(), instead.end());
+        }
+        if (targets.empty())
+            return;
+        try {
+            GpuSetResult r = c_.dev_->confine_below(targets, priority);
+            confined_any_ = true;
+            std::vector<std::uint32_t> done;
+            for (const CuTarget& t : targets)
+                done.push_back(t.geometry.gpu_id);
+            c_.log_.debug("confine", "confine below " + std::to_string(priority) + " on gpu " +
+                                         gpu_list(done) + ": " + std::to_string(r.affected) +
+                                         " queue(s) confined, " + std::to_string(r.skipped) +
+                                         " left as they were");
+        } catch (const Error& e) {
+            c_.metrics_.error("confine");
+            c_.log_.warning(
+                "confine_failed",
+                std::string("confine below ") + std::to_string(priority) + " failed: " + e.what());
+            if (device_gone(e))
+                c_.lose_device(e);
+        }
+    }
+
+    void unconfine(std::span<const std::uint32_t> asked) override {
+        std::vector<std::uint32_t> buf;
+        const auto gpus = present(asked, buf);
+        if (gpus.empty() || !c_.dev_)
+            return;
+        std::vector<std::uint32_t> resumed, released;
+        for (auto g : gpus)
+            (suspended_instead_.erase(g) ? resumed : released).push_back(g);
+        if (!resumed.empty())
+            resume(resumed);
+        if (released.empty() || !confined_any_)
+            return;
+        try {
+            GpuSetResult r = c_.dev_->release_confinement(released);
+            c_.log_.debug("unconfine", "unconfine on gpu " + gpu_list(released) + ": " +
+                                           std::to_string(r.affected) + " queue(s) back");
+        } catch (const Error& e) {
+            c_.metrics_.error("unconfine");
+            c_.log_.warning("unconfine_failed", std::string("unconfine on gpu ") +
+                                                    gpu_list(released) + " failed: " + e.what());
+            if (device_gone(e))
+                c_.lose_device(e);
+        }
+    }
+
+    std::optional<std::int64_t> trigger_ns_;
+    std::int64_t step_start_ns_ = 0;
+    std::int64_t housekept_ns_ = 0;  // when adoption and any rescan were done
+    std::int64_t sampled_ns_ = 0;    // when this step had read every page
+
+  private:
+    void suspend(std::span<const std::uint32_t> asked, int priority) {
         std::vector<std::uint32_t> buf;
         const auto gpus = present(asked, buf);
         if (gpus.empty())
@@ -148,7 +273,7 @@ class Controller::Acts : public policy::Actions {
                                          " left running" + loop);
         } catch (const Error& e) {
             if (c_.leave_out_removed(e, gpus)) {
-                suspend_below(asked, priority);  // on the GPUs still there
+                suspend(asked, priority);  // on the GPUs still there
                 return;
             }
             c_.metrics_.error("suspend");
@@ -159,7 +284,7 @@ class Controller::Acts : public policy::Actions {
         }
     }
 
-    void resume_all(std::span<const std::uint32_t> asked) override {
+    void resume(std::span<const std::uint32_t> asked) {
         std::vector<std::uint32_t> buf;
         const auto gpus = present(asked, buf);
         if (gpus.empty() || !c_.dev_)
@@ -178,7 +303,7 @@ class Controller::Acts : public policy::Actions {
                                         std::to_string(r.affected) + " queue(s) back");
         } catch (const Error& e) {
             if (c_.leave_out_removed(e, gpus)) {
-                resume_all(asked);
+                resume(asked);
                 return;
             }
             c_.metrics_.error("resume");
@@ -189,15 +314,6 @@ class Controller::Acts : public policy::Actions {
         }
     }
 
-    void coop_suspend(std::int32_t pid) override { coop(pid, true); }
-    void coop_resume(std::int32_t pid) override { coop(pid, false); }
-
-    std::optional<std::int64_t> trigger_ns_;
-    std::int64_t step_start_ns_ = 0;
-    std::int64_t housekept_ns_ = 0;  // when adoption and any rescan were done
-    std::int64_t sampled_ns_ = 0;    // when this step had read every page
-
-  private:
     // @gpus without those amdqp removed: their queues and holds went with
     // them, and naming one fails the whole call (ENODEV). The policy's
     // last word on such a GPU, a resume, needs no call.
@@ -211,7 +327,7 @@ class Controller::Acts : public policy::Actions {
         return buf;
     }
 
-    void coop(std::int32_t pid, bool suspend) {
+    void coop(std::int32_t pid, bool off) {
         auto it = c_.procs_.find(pid);
         if (it == c_.procs_.end())
             return;
@@ -219,10 +335,10 @@ class Controller::Acts : public policy::Actions {
         try {
             const auto lease =
                 std::chrono::duration_cast<std::chrono::milliseconds>(c_.cfg_.coop_lease);
-            std::uint32_t seq = p.page.send_coop(suspend, lease);
-            p.coop_seq = suspend ? std::optional(seq) : std::nullopt;
+            std::uint32_t seq = p.page.send_coop(off, lease);
+            p.coop_seq = off ? std::optional(seq) : std::nullopt;
             p.coop_renewed = c_.clock_.now_ns();
-            c_.metrics_.coop_request(suspend);
+            c_.metrics_.coop_request(off);
         } catch (const Error& e) {
             c_.metrics_.error("coop");
             c_.log_.warning("coop_failed", "cooperative request to pid " + std::to_string(pid) +
@@ -231,6 +347,18 @@ class Controller::Acts : public policy::Actions {
     }
 
     Controller& c_;
+    std::set<std::uint32_t> suspended_instead_;  // GPUs suspended in place of a confinement
+    // Whether a CONFINE BELOW was made: RELEASE only then (a module
+    // older than ABI 1.3 has no CONFINE at all).
+    bool confined_any_ = false;
+
+  public:
+    bool confined_any() const noexcept { return confined_any_; }
+    // A new policy starts from nothing held (release_all, a new fd).
+    void forget() noexcept {
+        suspended_instead_.clear();
+        confined_any_ = false;
+    }
 };
 
 Controller::Controller(const DaemonConfig& cfg, Metrics& metrics, const Log& log,
@@ -276,6 +404,7 @@ void Controller::publish_status() {
 }
 
 void Controller::new_policy() {
+    acts_->forget();
     policy_ = std::make_unique<policy::Policy>(cfg_.policy, clock_, *acts_);
     for (auto& [pid, p] : procs_) {
         p.queues.clear();
@@ -1128,6 +1257,13 @@ void Controller::release_all() {
         } catch (const Error& e) {
             log_.warning("resume_failed", std::string("releasing every hold: ") + e.what());
         }
+        try {
+            if (acts_->confined_any())
+                dev_->release_confinement({});
+        } catch (const Error& e) {
+            log_.warning("unconfine_failed",
+                         std::string("releasing every confinement: ") + e.what());
+        }
     }
     for (auto& [pid, p] : procs_) {
         try {
@@ -1153,6 +1289,7 @@ std::string Controller::status_json() const {
         {"suspend_calls", st.suspend_calls},     {"resume_calls", st.resume_calls},
         {"coop_suspends", st.coop_suspends},     {"coop_resumes", st.coop_resumes},
         {"starvation_hits", st.starvation_hits}, {"relapses", st.relapses},
+        {"confine_calls", st.confine_calls},     {"unconfine_calls", st.unconfine_calls},
         {"pages_refused", pages_refused_},       {"loop_budget_skips", loop_budget_.skips()}};
     std::set<std::uint32_t> gpus = gpus_;
     nlohmann::json groups = nlohmann::json::object();

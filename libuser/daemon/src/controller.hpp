@@ -189,6 +189,7 @@ class Controller {
     std::map<policy::QueueKey, UnwatchedSeen> unwatched_;
     std::set<policy::QueueKey> clamp_failed_;  // SET_PRIORITY refused: not retried
     std::set<std::uint32_t> over_budget_;      // uids told about once
+    std::set<std::uint32_t> unconfinable_;     // GPUs told about once (suspended instead)
     LoopBudget loop_budget_;
     std::set<std::uint32_t> over_loop_budget_;  // uids told about once
     std::uint64_t pages_refused_ = 0;           // by the socket's registrations

@@ -51,9 +51,11 @@ extern "C" int amdqp_controller_start(const char* config_path, char* err, size_t
     try {
         auto r = std::make_unique<Running>();
         if (config_path) {
-            r->cfg = load_config(config_path, true, kernel_watchdog_max_suspend());
+            r->cfg = load_config(config_path, true, kernel_watchdog_max_suspend(),
+                                 kernel_watchdog_max_confine());
         } else {
-            r->cfg = load_config("/nonexistent", false, kernel_watchdog_max_suspend());
+            r->cfg = load_config("/nonexistent", false, kernel_watchdog_max_suspend(),
+                                 kernel_watchdog_max_confine());
             r->cfg.metrics = "";
             // Inside one application, with its own rights only: the
             // kernel's permissions and ceilings are the bound, and its own

@@ -109,7 +109,8 @@ int main(int argc, char** argv) {
     const bool explicit_config = cfg_opt->count() > 0;
 
     auto load = [&]() {
-        DaemonConfig c = load_config(config_path, explicit_config, kernel_watchdog_max_suspend());
+        DaemonConfig c = load_config(config_path, explicit_config, kernel_watchdog_max_suspend(),
+                                     kernel_watchdog_max_confine());
         if (metrics_addr)
             c.metrics = *metrics_addr;
         if (runtime_dir)

@@ -176,6 +176,32 @@ priority = "low"
     EXPECT_EQ(parse("").default_max_priority, 7);
 }
 
+TEST(Config, CuDemandIsReadPerLevelAndChecked) {
+    DaemonConfig c = parse(
+        "[policy]\ncu_demand = { high = 0.4, 10 = 0.25, low = 1 }\n"
+        "max_continuous_confine_ms = 20000\n");
+    EXPECT_DOUBLE_EQ(c.policy.cu_demand[12], 0.4);
+    EXPECT_DOUBLE_EQ(c.policy.cu_demand[10], 0.25);
+    EXPECT_DOUBLE_EQ(c.policy.cu_demand[2], 1.0);
+    EXPECT_DOUBLE_EQ(c.policy.cu_demand[7], 0.0);
+    EXPECT_EQ(c.policy.max_continuous_confine, 20000ms);
+    EXPECT_TRUE(c.policy.confines());
+    EXPECT_FALSE(parse("").policy.confines());
+    auto p = problems("[policy]\ncu_demand = { nope = 0.5 }\n");
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_NE(p[0].find("'nope' is not a priority"), std::string::npos) << p[0];
+    p = problems("[policy]\ncu_demand = { high = 1.5 }\n");
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_NE(p[0].find("cu_demand.high must be a number from 0 to 1"), std::string::npos) << p[0];
+    p = problems("[policy]\ncu_demand = 0.5\n");
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_NE(p[0].find("cu_demand must be a table"), std::string::npos) << p[0];
+    // The bound must stay under amdqp.ko's max_confine_ms.
+    EXPECT_FALSE(problems("[policy]\ncu_demand = { high = 0.5 }\nmax_continuous_confine_ms = "
+                          "70000\n")
+                     .empty());
+}
+
 TEST(Config, GrantsNeedAnIdentityTheTenantCannotChoose) {
     auto p = problems("[trust]\ndefault_max_priority = \"high\"\n");
     ASSERT_EQ(p.size(), 1u);

@@ -790,6 +790,52 @@ TEST_F(ControllerTest, QueuesPerUidAreCapped) {
     EXPECT_EQ(queues_on(*c, kGpu), 2);
 }
 
+// cu_demand in (0, 1): the lower queue is confined to the rest of the GPU
+// (AMDQP_IOC_CONFINE) instead of suspended while the high queue works,
+// and let go after the hysteresis. A GPU without a CU geometry (the kfd
+// backend today) is suspended instead, and resumed the same way.
+class ConfineTest : public ControllerTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(ConfineTest, HighWorkConfinesTheLowerQueueOrSuspendsItWhereConfiningCannot) {
+    const bool confinable = GetParam();
+    cfg_.policy.cu_demand[12] = 0.5;
+    if (!confinable)
+        fake_->gpu(kGpu)->cu_per_xcc = 0;
+    Tagged lp(dir_.path(), shared_, 0, 2, 0x10000);
+    Tagged hp(dir_.path(), shared_, 1, 12, 0x20000);
+    const auto lq = fake_->add_queue(lp.pid(), kGpu, 0x10000, 2, getuid()).queue_id;
+    fake_->add_queue(hp.pid(), kGpu, 0x20000, 12, getuid());
+    auto c = make();
+    c->step();
+    ASSERT_EQ(c->processes(), 2u);
+    hp.doorbell(1);
+    hp.page()->hdr.busy_seq = 1;
+    c->step();
+    if (confinable) {
+        // 8 CUs, half kept: the lower queue on CUs 4-7, CUs 0-3 free.
+        EXPECT_EQ(fake_->confined(lp.pid(), kGpu, lq), std::vector<std::uint32_t>{0xf0u});
+        EXPECT_FALSE(fake_->suspended(lp.pid(), kGpu, lq));
+        EXPECT_EQ(c->policy().stats().confine_calls, 1u);
+    } else {
+        EXPECT_TRUE(fake_->suspended(lp.pid(), kGpu, lq));
+        EXPECT_TRUE(fake_->confined(lp.pid(), kGpu, lq).empty());
+    }
+    EXPECT_EQ(hp.page()->hdr.busy_ack, 1u);
+
+    shared_->read_index[1] = 1;  // drained: the hysteresis lets it go
+    EXPECT_TRUE(step_until(*c, [&] {
+        return fake_->confined(lp.pid(), kGpu, lq).empty() && !fake_->suspended(lp.pid(), kGpu, lq);
+    })) << c->status_json();
+    const auto st = nlohmann::json::parse(c->status_json());
+    EXPECT_EQ(st["stats"]["confine_calls"], 1u);
+    EXPECT_EQ(st["stats"]["unconfine_calls"], 1u);
+    // Every hold goes with the daemon's fd: nothing stays confined.
+    c.reset();
+    EXPECT_TRUE(fake_->confined(lp.pid(), kGpu, lq).empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Geometry, ConfineTest, ::testing::Bool());
+
 // A tenant's full pages of slots naming no queue cost the loop its share
 // (loop_share_pct) and no more: past it they are read less often, while
 // another tenant's page is read at every step and its doorbell is acted
