@@ -234,6 +234,45 @@ rc=$?
 check "SIGTERM: exit status 0" [ "$rc" = 0 ]
 check "socket removed" [ ! -e /run/amdqpd/amdqpd.sock ]
 check "nothing left in /dev/shm" sh -c "! ls /dev/shm | grep -q amdqp"
+# 11. Shrink instead of stop: with cu_demand for high, amdqpd confines the
+# low-priority queue to the other half of the GPU's CUs while high-priority
+# work runs (AMDQP_IOC_CONFINE) instead of suspending it, and its exit
+# lifts the confinement.
+sed 's/^\[policy\]/[policy]\ncu_demand = { high = 0.5 }/' "$W/amdqpd.toml" >"$W/confine.toml"
+# shellcheck disable=SC2086
+start_app low lpc $LP_ARGS
+# shellcheck disable=SC2086
+start_app high hpc $HP_ARGS
+LPC=$(app_pid lpc)
+HPC=$(app_pid hpc)
+until_ok 10 running "$LPC"
+"$AMDQPD_BIN" --config "$W/confine.toml" >>"$W/amdqpd.log" 2>&1 &
+echo $! >"$W/amdqpd.pid"
+confined() { grep -q "pid $1 queue .* running .* CONFINED" /sys/kernel/debug/amdqp/queues; }
+check "cu_demand: amdqpd confines the low-priority queue while high-priority work runs" \
+	until_ok 15 confined "$LPC" || {
+	show /sys/kernel/debug/amdqp/queues "amdqp.ko's queues"
+	show "$W/amdqpd.log"
+}
+never_suspended() { # never_suspended PID SAMPLES: running at each look, 0.1 s apart
+	i=0
+	while [ "$i" -lt "$2" ]; do
+		running "$1" || return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+check "and never suspends it (20 looks over 2+ s)" never_suspended "$LPC" 20 ||
+	show "$W/list.json"
+check "the high-priority queue is not confined" eval "! confined $HPC"
+check "amdqpd's status counts its confine call" \
+	sh -c "amdqpctl status 2>/dev/null | grep -Eq 'confine_calls [1-9]'"
+kill -TERM "$(daemon_pid)"
+wait "$(daemon_pid)"
+check "its exit lifts the confinement" until_ok 5 eval "! confined $LPC" ||
+	show /sys/kernel/debug/amdqp/queues "amdqp.ko's queues"
+kill -TERM "$LPC" "$HPC" 2>/dev/null
+
 kill -TERM "$HP2" 2>/dev/null
 wait 2>/dev/null
 show "$W/amdqpd.log" "amdqpd log (tail)"
