@@ -43,8 +43,9 @@ LoopBudget loop_budget(int share_pct) {
 // Charges a uid with the loop's time from its making to its end.
 class LoopCharge {
   public:
-    LoopCharge(LoopBudget& budget, const policy::Clock& clock, std::uint32_t uid)
-        : budget_(budget), clock_(clock), uid_(uid), start_ns_(clock.now_ns()) {}
+    LoopCharge(LoopBudget& budget, const policy::Clock& clock, std::uint32_t uid,
+               std::int64_t start_ns)
+        : budget_(budget), clock_(clock), uid_(uid), start_ns_(start_ns) {}
     ~LoopCharge() { budget_.charge(uid_, clock_.now_ns() - start_ns_); }
     LoopCharge(const LoopCharge&) = delete;
     LoopCharge& operator=(const LoopCharge&) = delete;
@@ -1069,11 +1070,10 @@ void Controller::step() {
     std::map<std::uint32_t, std::size_t> uid_queues;
     for (const auto& [pid, p] : procs_)
         uid_queues[p.facts.uid] += p.queues.size();
-    std::set<std::uint32_t> uids;
     for (auto& [pid, p] : procs_) {
         const std::uint32_t uid = p.facts.uid;
-        uids.insert(uid);
-        if (!loop_budget_.allows(uid, clock_.now_ns())) {
+        const std::int64_t start_ns = clock_.now_ns();
+        if (!loop_budget_.allows(uid, start_ns)) {
             metrics_.error("loop_budget");
             if (over_loop_budget_.insert(uid).second)
                 log_.warning("budget", "uid " + std::to_string(uid) +
@@ -1084,7 +1084,7 @@ void Controller::step() {
             continue;
         }
         // What this process's page costs the loop, paid by its uid.
-        const LoopCharge charge(loop_budget_, clock_, uid);
+        const LoopCharge charge(loop_budget_, clock_, uid, start_ns);
         activity::Snapshot snap;
         try {
             snap = p.page.snapshot();
@@ -1154,7 +1154,8 @@ void Controller::step() {
         policy_->remove_process(pid);
         procs_.erase(pid);
     }
-    loop_budget_.keep_only(uids);
+    // uid_queues names every uid with a process at this step's start.
+    loop_budget_.keep_if([&uid_queues](std::uint32_t uid) { return uid_queues.contains(uid); });
     min_priority_ = min_prio;
 
     acts_->sampled_ns_ = clock_.now_ns();

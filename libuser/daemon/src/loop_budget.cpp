@@ -2,7 +2,6 @@
 #include "loop_budget.hpp"
 
 #include <algorithm>
-#include <iterator>
 
 namespace amdqp::daemon {
 
@@ -37,10 +36,6 @@ void LoopBudget::charge(std::uint32_t uid, std::int64_t cost_ns) {
         return;
     // Bounded below so that one huge step is paid off in bounded time.
     it->second.tokens_ns = std::max(it->second.tokens_ns - cost_ns, -burst_ns_);
-}
-
-void LoopBudget::keep_only(const std::set<std::uint32_t>& uids) {
-    std::erase_if(buckets_, [&uids](const auto& kv) { return !uids.contains(kv.first); });
 }
 
 std::uint64_t LoopBudget::skips(std::uint32_t uid) const {

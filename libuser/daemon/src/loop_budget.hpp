@@ -3,7 +3,6 @@
 
 #include <cstdint>
 #include <map>
-#include <set>
 
 namespace amdqp::daemon {
 
@@ -29,8 +28,11 @@ class LoopBudget {
     bool allows(std::uint32_t uid, std::int64_t now);
     // @uid's pages took @cost_ns of the loop.
     void charge(std::uint32_t uid, std::int64_t cost_ns);
-    // Forgets the uids not in @uids (no page left).
-    void keep_only(const std::set<std::uint32_t>& uids);
+    // Forgets the uids for which @has_pages is false.
+    template <class Pred>
+    void keep_if(Pred has_pages) {
+        std::erase_if(buckets_, [&has_pages](const auto& kv) { return !has_pages(kv.first); });
+    }
 
     // Steps in which a uid's pages were left unread, all uids together.
     std::uint64_t skips() const noexcept { return skips_; }

@@ -121,6 +121,20 @@ class Tagged {
     amdqp_act_page* page_ = nullptr;
 };
 
+// A low (2) and a high (12) process, each with the one queue amdqp.ko
+// lists for it on kGpu: the pair most tests start from.
+struct LowAndHigh {
+    LowAndHigh(const std::string& dir, Shared* shared, FakeAmdqp& fake)
+        : lp(dir, shared, 0, 2, 0x10000),
+          hp(dir, shared, 1, 12, 0x20000),
+          lq(fake.add_queue(lp.pid(), kGpu, 0x10000, 2, getuid()).queue_id) {
+        fake.add_queue(hp.pid(), kGpu, 0x20000, 12, getuid());
+    }
+    Tagged lp;
+    Tagged hp;
+    std::uint32_t lq;
+};
+
 class ControllerTest : public ::testing::Test {
   protected:
     void SetUp() override {
@@ -185,10 +199,8 @@ class ControllerTest : public ::testing::Test {
 };
 
 TEST_F(ControllerTest, HighPriorityWorkSuspendsLowerAndTheHysteresisResumesIt) {
-    Tagged lp(dir_.path(), shared_, 0, 2, 0x10000);
-    Tagged hp(dir_.path(), shared_, 1, 12, 0x20000);
-    const auto lq = fake_->add_queue(lp.pid(), kGpu, 0x10000, 2, getuid()).queue_id;
-    fake_->add_queue(hp.pid(), kGpu, 0x20000, 12, getuid());
+    LowAndHigh pair(dir_.path(), shared_, *fake_);
+    auto& [lp, hp, lq] = pair;
     auto c = make();
     c->step();
     EXPECT_EQ(c->processes(), 2u);
@@ -259,10 +271,8 @@ TEST_F(ControllerTest, EqualPrioritiesNeverSuspendEachOther) {
 }
 
 TEST_F(ControllerTest, HighPriorityExitResumesAndDaemonExitReleasesEverything) {
-    Tagged lp(dir_.path(), shared_, 0, 2, 0x10000);
-    Tagged hp(dir_.path(), shared_, 1, 12, 0x20000);
-    const auto lq = fake_->add_queue(lp.pid(), kGpu, 0x10000, 2, getuid()).queue_id;
-    fake_->add_queue(hp.pid(), kGpu, 0x20000, 12, getuid());
+    LowAndHigh pair(dir_.path(), shared_, *fake_);
+    auto& [lp, hp, lq] = pair;
     auto c = make();
     c->step();
     hp.doorbell(1);
@@ -305,10 +315,8 @@ TEST_F(ControllerTest, RulesOverrideThePriorityInTheKernelToo) {
 }
 
 TEST_F(ControllerTest, DeviceLostInsideADecisionStartsThePolicyOver) {
-    Tagged lp(dir_.path(), shared_, 0, 2, 0x10000);
-    Tagged hp(dir_.path(), shared_, 1, 12, 0x20000);
-    const auto lq = fake_->add_queue(lp.pid(), kGpu, 0x10000, 2, getuid()).queue_id;
-    fake_->add_queue(hp.pid(), kGpu, 0x20000, 12, getuid());
+    LowAndHigh pair(dir_.path(), shared_, *fake_);
+    auto& [lp, hp, lq] = pair;
     auto c = make();
     c->step();
     // The module goes away: the suspend the next doorbell asks for finds
@@ -801,10 +809,8 @@ TEST_P(ConfineTest, HighWorkConfinesTheLowerQueueOrSuspendsItWhereConfiningCanno
     cfg_.policy.cu_demand[12] = 0.5;
     if (!confinable)
         fake_->gpu(kGpu)->cu_per_xcc = 0;
-    Tagged lp(dir_.path(), shared_, 0, 2, 0x10000);
-    Tagged hp(dir_.path(), shared_, 1, 12, 0x20000);
-    const auto lq = fake_->add_queue(lp.pid(), kGpu, 0x10000, 2, getuid()).queue_id;
-    fake_->add_queue(hp.pid(), kGpu, 0x20000, 12, getuid());
+    LowAndHigh pair(dir_.path(), shared_, *fake_);
+    auto& [lp, hp, lq] = pair;
     auto c = make();
     c->step();
     ASSERT_EQ(c->processes(), 2u);
@@ -854,10 +860,8 @@ TEST_P(LoopShareTest, JunkPagesAreReadWithinTheirUidsShare) {
     std::vector<std::unique_ptr<Tagged>> tenant;
     for (int i = 0; i < 4; i++)
         tenant.push_back(std::make_unique<Tagged>(dir_.path(), junk, nullptr, 65534));
-    Tagged lp(dir_.path(), shared_, 0, 2, 0x10000);
-    Tagged hp(dir_.path(), shared_, 1, 12, 0x20000);
-    const auto lq = fake_->add_queue(lp.pid(), kGpu, 0x10000, 2, getuid()).queue_id;
-    fake_->add_queue(hp.pid(), kGpu, 0x20000, 12, getuid());
+    LowAndHigh pair(dir_.path(), shared_, *fake_);
+    auto& [lp, hp, lq] = pair;
     auto c = make();
     for (int i = 0; i < 300; i++) {
         // The tenant keeps its slots moving, as a spinning writer would.

@@ -95,7 +95,7 @@ TEST(LoopBudget, ForgottenUidsStartAfresh) {
     ASSERT_TRUE(b.allows(1000, 0));
     b.charge(1000, 60 * kMs);
     EXPECT_FALSE(b.allows(1000, kMs));
-    b.keep_only({2000});
+    b.keep_if([](std::uint32_t uid) { return uid == 2000; });
     EXPECT_EQ(b.skips(1000), 0u);
     EXPECT_TRUE(b.allows(1000, 2 * kMs));  // a new bucket, full
     EXPECT_EQ(b.skips(), 1u);              // the total keeps what it counted
