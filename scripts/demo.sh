@@ -30,10 +30,11 @@ the build step makes); AMDQP_DEMO_BUILD the userspace from another CMake
 build folder (default build/demo; with --no-build it must hold the
 targets above). DEMO_SECONDS (default 20: 100 measured high-priority
 requests at 5/s, after 1 s of warm-up) sets the length of each run of
-hp-alone and both+amdqpd, DEMO_ROUNDS (default 2) their ABBA rounds (4
-runs, 400 requests each), DEMO_OTHER_SECONDS (default 10) the length of
-the five other phases (run once), so the 13 runs take about 5 minutes
-plus the boot (measured: Documentation/policy.rst);
+hp-alone, both+amdqpd and both+amdqpd-confine, DEMO_ROUNDS (default 2)
+their ABBA rounds (4 runs each, 400 requests), DEMO_OTHER_SECONDS
+(default 10) the length of the five other phases (run once), so the 17
+runs take about 5.5 minutes with the boot (measured:
+Documentation/policy.rst);
 AMDQP_DEMO_TIMEOUT (default 900) limits the VM run; AMDQP_VM_* knobs
 apply (selftests/vm/run-vm.sh --help). As root QEMU runs at
 AMDQP_VM_NICE=-10 unless set: what the phases compare is the emulated

@@ -7,10 +7,11 @@ MI300-like device (amdqp_sim, HWS): a high-priority "inference" process at a
 fixed open-loop request rate (each request a few kernels launched one by
 one, latency measured from the request's scheduled arrival) and a
 low-priority "training" process that runs long, full-width kernels back to
-back. hp-alone and both+amdqpd, the two phases the verdict compares, run in
---rounds ABBA rounds (default 2: A B B A, the other phases once, A B B A),
-each run --seconds (DEMO_SECONDS, default 20: 100 requests at 5/s), so 400
-requests each, pooled; the other phases run --other-seconds (default 10).
+back. hp-alone, both+amdqpd and both+amdqpd-confine, the phases the
+verdicts compare, run in --rounds ABBA rounds (default 2: A B C C B A, the
+other phases once, A B C C B A), each run --seconds (DEMO_SECONDS, default
+20: 100 requests at 5/s), so 400 requests each, pooled; the other phases
+run --other-seconds (default 10).
 The verdict is the ratio of both+amdqpd's HP P95 to hp-alone's with a 95 %
 percentile-bootstrap interval (2,000 resamples of each phase's requests,
 seed 28): PASS when the whole interval is at or below 1.5x, FAIL when all
@@ -27,9 +28,16 @@ results are printed side by side and written as JSON:
    "verdict": {"hp_p99_vs_alone", "hp_p95_vs_alone", "lp_loss",
                "lp_loss_bound", "percentile", "target", "ratio_ci":
                {"ratio","lo","hi","level","resamples","seed","n",...},
-               "p99_ratio_ci", "result", "rule", "pass"}, ...}
+               "p99_ratio_ci", "result", "rule", "pass",
+               "confine": {"phase", "cu_demand", "goal": {"hp_p99_vs_alone",
+                           "lp_loss"}, "met", "rule", "side_by_side": {PHASE:
+                           {"hp_p99_vs_alone", "hp_p99_ci", "hp_p95_vs_alone",
+                            "lp_loss"}}}}, ...}
 
-(pooled figures over a phase's runs; "pass" is result == "pass").
+(pooled figures over a phase's runs; "pass" is result == "pass"). The exit
+status is suspension's verdict; "confine" is issue 27's goal for
+both+amdqpd-confine (HP P99 <= 1.1x alone with an LP loss <= 5 %), printed
+with suspension and the static CU mask of the same run side by side.
 
 The first --warmup-s of every high-priority run is not measured, and in
 the phases with amdqpd the measured requests begin only after amdqpd
@@ -37,7 +45,10 @@ reported the high-priority process with its queue in its status:
 what is measured is the policy at work, not a process's start.
 
 Phases: hp-alone, lp-alone, both (no policy), both+amdqpd (default order:
-before the doorbell), both+amdqpd-after-doorbell, both+cooperative (a
+before the doorbell), both+amdqpd-confine (amdqpd with the high level's
+cu_demand = --confine-demand, default --hp-width / --slots: the
+low-priority queue is confined to the other slots while requests run
+instead of suspended), both+amdqpd-after-doorbell, both+cooperative (a
 device amdqp.ko does not manage: the processes take their queues off on
 amdqpd's request), both+cu-mask (no policy; the low-priority queue confined
 to the compute slots the high-priority work does not use, as
@@ -236,10 +247,14 @@ def lp_args(args, agent, cu_mask=None, seconds=None):
             "-w", "0", "--agent", str(agent)] + extra
 
 
-def run_phase(args, name, seconds, hp=True, lp=True, order=None, coop=False, cu_mask=None):
+def run_phase(args, name, seconds, hp=True, lp=True, order=None, coop=False, cu_mask=None,
+              confine=False):
     gpu, agent = (args.coop_gpu, 1) if coop else (args.gpu, 0)
     before = counters(gpu)
-    daemon = Daemon(args, args.daemon_config, f"/tmp/amdqpd-{order}.log", order) if order else None
+    daemon = None
+    if order:
+        config = args.confine_config if confine else args.daemon_config
+        daemon = Daemon(args, config, f"/tmp/amdqpd-{name}.log", order)
     apps = {}
     try:
         if lp:
@@ -350,14 +365,18 @@ def verdict_on_interval(lo, hi, target):
     return "inconclusive"
 
 
-def schedule(names, rounds, a="hp-alone", b="both+amdqpd"):
-    """Run order: @rounds rounds of A B B A for the two phases the verdict
-    compares (each run 2 * rounds times), the other phases of @names once,
-    after the first round (between rounds, so that drift over the run
-    meets A and B alike)."""
-    ab = [n for n in (a, b) if n in names]
+# The phases the verdicts compare: run --seconds each, in ABBA rounds.
+COMPARED = ("hp-alone", "both+amdqpd", "both+amdqpd-confine")
+
+
+def schedule(names, rounds, compared=COMPARED):
+    """Run order: @rounds rounds of A B C C B A for the phases the verdicts
+    compare (A B B A for two; each run 2 * rounds times), the other phases
+    of @names once, after the first round (between rounds, so that drift
+    over the run meets every compared phase alike)."""
+    ab = [n for n in compared if n in names]
     rest = [n for n in names if n not in ab]
-    block = ab + ab[::-1] if len(ab) == 2 else ab * 2
+    block = ab + ab[::-1] if len(ab) >= 2 else ab * 2
     order = []
     for r in range(max(1, rounds)):
         order += block
@@ -453,6 +472,47 @@ def fmt(x, unit=""):
     return "-" if x is None else f"{x:.2f}{unit}"
 
 
+def confine_verdict(lats, results, args):
+    """both+amdqpd-confine against issue 27's goal: HP P99 at most
+    --confine-goal x hp-alone's and a low-priority loss at most
+    --confine-loss-goal, beside suspension (both+amdqpd) and the static CU
+    mask (both+cu-mask) of the same run. None without the phases it needs."""
+    name = "both+amdqpd-confine"
+    if name not in lats or "hp-alone" not in lats or "lp-alone" not in results:
+        return None
+    lp_alone = results["lp-alone"]["lp"]["it_per_s"]
+    side = {}
+    for k in ("both+amdqpd", name, "both+cu-mask"):
+        if k not in lats:
+            continue
+        ci = bootstrap_ratio(lats[k], lats["hp-alone"], 99, args.resamples, args.seed)
+        side[k] = {"hp_p99_vs_alone": ci["ratio"], "hp_p99_ci": [ci["lo"], ci["hi"]],
+                   "hp_p95_vs_alone": pct(lats[k], 95) / pct(lats["hp-alone"], 95),
+                   "lp_loss": 1 - results[k]["lp"]["it_per_s"] / lp_alone}
+    c = side[name]
+    met = c["hp_p99_vs_alone"] <= args.confine_goal and c["lp_loss"] <= args.confine_loss_goal
+    return {"phase": name, "cu_demand": args.confine_demand,
+            "goal": {"hp_p99_vs_alone": args.confine_goal, "lp_loss": args.confine_loss_goal},
+            "met": met, "side_by_side": side,
+            "rule": (f"met when {name}'s pooled HP P99 is at most {args.confine_goal:g}x "
+                     f"hp-alone's and its LP loss at most {args.confine_loss_goal * 100:g} % "
+                     "(point estimates; the P99 ratio's 95 % bootstrap interval beside it)")}
+
+
+def print_confine(cv):
+    print()
+    print(f"  {'HP P99 x alone [95 % interval]':>44} {'HP P95 x':>9} {'LP loss':>8}")
+    for k, v in cv["side_by_side"].items():
+        lo, hi = v["hp_p99_ci"]
+        print(f"  {k:<22} {v['hp_p99_vs_alone']:9.2f}x [{lo:5.2f}, {hi:5.2f}] "
+              f"{v['hp_p95_vs_alone']:8.2f}x {v['lp_loss'] * 100:7.1f} %")
+    c, g = cv["side_by_side"][cv["phase"]], cv["goal"]
+    print(f"confine (cu_demand high = {cv['cu_demand']:g}): goal HP P99 <= "
+          f"{g['hp_p99_vs_alone']:g}x with LP loss <= {g['lp_loss'] * 100:g} %: "
+          + ("MET" if cv["met"] else "NOT MET")
+          + f" ({c['hp_p99_vs_alone']:.2f}x, {c['lp_loss'] * 100:.1f} %)")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--amdqpctl", default=os.environ.get("AMDQPCTL_BIN", "amdqpctl"))
@@ -505,6 +565,14 @@ def main():
                    help="acceptance: both+amdqpd's HP percentile at most this x alone")
     p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")
     p.add_argument("--seed", type=int, default=28, help="bootstrap seed")
+    p.add_argument("--confine-demand", type=float,
+                   help="both+amdqpd-confine: the high level's cu_demand, the share of the "
+                   "GPU its work needs (default --hp-width / --slots: the low-priority "
+                   "queue keeps the slots the requests leave free)")
+    p.add_argument("--confine-goal", type=float, default=1.1,
+                   help="both+amdqpd-confine's goal: HP P99 at most this x alone ...")
+    p.add_argument("--confine-loss-goal", type=float, default=0.05,
+                   help="... with the low-priority loss at most this fraction (issue 27)")
     p.add_argument("--only", help="comma-separated phase names")
     p.add_argument("--verbose", action="store_true", help="show amdqpd's log of each phase")
     p.add_argument("--control-loop", metavar="JSON",
@@ -516,6 +584,14 @@ def main():
     args.daemon_config = ("[daemon]\nmetrics = \"\"\npoll_interval_us = 2000\nrescan_ms = 500\nlog_level = \"debug\"\nrealtime_priority = 10\n\n[policy]\n"
                           f"max_continuous_suspend_ms = 500\nmin_low_share = {args.min_low_share}\n"
                           + GRANT)
+    if args.confine_demand is None:
+        args.confine_demand = args.hp_width / args.slots
+    if not 0 < args.confine_demand < 1:
+        p.error("--confine-demand must be in (0, 1): 0 and 1 mean suspend")
+    # Same policy, but the high level's work needs only its share of the
+    # GPU: amdqpd confines the low queue to the rest instead of suspending.
+    args.confine_config = args.daemon_config.replace(
+        "[policy]\n", f"[policy]\ncu_demand = {{ high = {args.confine_demand:g} }}\n", 1)
 
     setup(args)
     if args.control_loop:
@@ -533,6 +609,7 @@ def main():
         ("lp-alone", dict(hp=False)),
         ("both", {}),
         ("both+amdqpd", dict(order="before-doorbell")),
+        ("both+amdqpd-confine", dict(order="before-doorbell", confine=True)),
         ("both+amdqpd-after-doorbell", dict(order="after-doorbell")),
         ("both+cooperative", dict(order="before-doorbell", coop=True)),
         ("both+cu-mask", dict(cu_mask=cu)),
@@ -543,14 +620,14 @@ def main():
     names = [ph[0] for ph in phases]
     kws = dict(phases)
     order = schedule(names, args.rounds)
-    say(f"run order ({args.rounds} ABBA round(s) of hp-alone and both+amdqpd, "
+    say(f"run order ({args.rounds} ABBA round(s) of {', '.join(n for n in COMPARED if n in names)}, "
         f"{args.seconds:g} s each; other phases once, {args.other_seconds:g} s): "
         + ", ".join(order))
     runs = {n: [] for n in names}
     log = []
     t_start = time.monotonic()
     for k, name in enumerate(order):
-        sec = args.seconds if name in ("hp-alone", "both+amdqpd") else args.other_seconds
+        sec = args.seconds if name in COMPARED else args.other_seconds
         t0 = time.monotonic()
         say(f"phase {name} (run {k + 1}/{len(order)}) ...")
         r = run_phase(args, name, sec, **kws[name])
@@ -604,6 +681,7 @@ def main():
                         "hp_width": args.hp_width, "lp_kernel_us": args.lp_kernel_us,
                         "seconds": args.seconds, "warmup_s": args.warmup_s,
                         "min_low_share": args.min_low_share, "cu_mask_slots": cu,
+                        "confine_demand": args.confine_demand,
                         "other_seconds": args.other_seconds, "rounds": args.rounds},
            "runs": log}
     rc = 0
@@ -658,6 +736,11 @@ def main():
               f"{args.min_low_share * 100:.0f} %)")
         doc["verdict"]["pass"] = ok
         rc = 0 if ok else 1
+    cv = confine_verdict(lats, results, args)
+    if cv:
+        # Beside the verdict, not part of it: the exit status stays suspension's.
+        doc.setdefault("verdict", {})["confine"] = cv
+        print_confine(cv)
     with open(args.json, "w") as f:
         json.dump(doc, f, indent=2)
     say(f"results in {args.json}")

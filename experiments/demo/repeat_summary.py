@@ -9,9 +9,13 @@ Usage: repeat_summary.py OUT.json RUN.json [RUN.json ...]
 
 Writes OUT.json:
   {"runs": [{"run", "result", "ratio", "lo", "hi", "percentile", "n",
-             "lp_loss", "without_amdqpd", "wall_s"}],
-   "median_ratio", "target", "goal", "all_pass", "count"}
-and prints a table. Exit status 0 when every run passed, 1 otherwise,
+             "lp_loss", "without_amdqpd", "wall_s", "confine"}],
+   "median_ratio", "target", "goal", "all_pass", "count", "confine"}
+and prints a table. Runs with the both+amdqpd-confine phase add, per run,
+"confine": {PHASE: {"hp_p99_vs_alone", "lp_loss"}} for suspension
+(both+amdqpd), confinement and the static CU mask, and the summary's
+"confine": the medians of each over the runs, the goal (issue 27: HP P99
+<= 1.1x with LP loss <= 5 %) and whether the medians meet it. Exit status 0 when every run passed, 1 otherwise,
 2 on unusable input."""
 import json
 import statistics
@@ -29,7 +33,26 @@ def run_row(k, doc):
             "hi": ci["hi"], "percentile": q, "n": ci.get("n"),
             "lp_loss": v["lp_loss"].get("both+amdqpd"),
             "without_amdqpd": v.get(f"hp_p{q:g}_vs_alone", {}).get("both"),
-            "wall_s": doc.get("wall_s")}
+            "wall_s": doc.get("wall_s"),
+            "confine": {ph: {"hp_p99_vs_alone": x["hp_p99_vs_alone"], "lp_loss": x["lp_loss"]}
+                        for ph, x in v.get("confine", {}).get("side_by_side", {}).items()}
+                       or None}
+
+
+def confine_medians(docs, rows):
+    """Medians over the runs that have the confine phase, None without."""
+    have = [r["confine"] for r in rows if r["confine"]]
+    if not have:
+        return None
+    goal = next(d["verdict"]["confine"]["goal"] for d in docs if "confine" in d["verdict"])
+    med = {}
+    for ph in dict.fromkeys(k for c in have for k in c):
+        vals = [c[ph] for c in have if ph in c]
+        med[ph] = {k: statistics.median(v[k] for v in vals) for k in ("hp_p99_vs_alone", "lp_loss")}
+    c = med["both+amdqpd-confine"]
+    return {"runs": len(have), "median": med, "goal": goal,
+            "met": c["hp_p99_vs_alone"] <= goal["hp_p99_vs_alone"]
+            and c["lp_loss"] <= goal["lp_loss"]}
 
 
 def summarize(docs):
@@ -40,7 +63,8 @@ def summarize(docs):
     return {"runs": rows, "count": len(rows),
             "median_ratio": statistics.median(r["ratio"] for r in rows),
             "target": max(targets), "goal": GOAL,
-            "all_pass": all(r["result"] == "pass" for r in rows)}
+            "all_pass": all(r["result"] == "pass" for r in rows),
+            "confine": confine_medians(docs, rows)}
 
 
 def table(s):
@@ -56,6 +80,15 @@ def table(s):
     lines.append(f"{passed} of {s['count']} passed (target: the whole interval <= "
                  f"{s['target']:g}x); median ratio {s['median_ratio']:.2f}x against the "
                  f"goal {s['goal']:g}x ({'met' if s['median_ratio'] <= s['goal'] else 'not met'})")
+    c = s.get("confine")
+    if c:
+        lines.append(f"medians over {c['runs']} runs: HP P99 x alone, LP loss")
+        for ph, m in c["median"].items():
+            lines.append(f"  {ph:<22} {m['hp_p99_vs_alone']:5.2f}x  {m['lp_loss'] * 100:5.1f} %")
+        g = c["goal"]
+        lines.append(f"confine goal (HP P99 <= {g['hp_p99_vs_alone']:g}x, LP loss <= "
+                     f"{g['lp_loss'] * 100:g} %) by the medians: "
+                     + ("met" if c["met"] else "not met"))
     return "\n".join(lines)
 
 

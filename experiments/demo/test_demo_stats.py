@@ -12,6 +12,7 @@ import os
 import random
 import sys
 import tempfile
+import tomllib
 import unittest
 from contextlib import redirect_stdout
 
@@ -109,6 +110,14 @@ class Order(unittest.TestCase):
         self.assertEqual(o.count("both+amdqpd"), 6)
         self.assertEqual(o.count("both"), 1)
 
+    def test_three_compared_phases(self):
+        names = self.NAMES + ["both+amdqpd-confine"]
+        o = demo.schedule(names, 2)
+        self.assertEqual(o[:6], ["hp-alone", "both+amdqpd", "both+amdqpd-confine",
+                                 "both+amdqpd-confine", "both+amdqpd", "hp-alone"])
+        self.assertEqual(o[6:9], ["lp-alone", "both", "both+cu-mask"])
+        self.assertEqual(o[9:], o[:6])
+
     def test_one_phase(self):
         self.assertEqual(demo.schedule(["lp-alone"], 2), ["lp-alone"])
         self.assertEqual(demo.schedule(["hp-alone"], 1), ["hp-alone", "hp-alone"])
@@ -118,12 +127,14 @@ class MainVerdict(unittest.TestCase):
     """main() on synthetic phases: each run of a phase draws latencies from
     a lognormal scaled by the phase's factor (and the run's drift)."""
 
-    def run_main(self, factor, drift=(1.0,)):
+    def run_main(self, factor, drift=(1.0,), confine=(1.05, 9.6), argv=()):
         calls = []
         rng = random.Random(11)
-        scale = {"hp-alone": 1.0, "both": 5.0, "both+amdqpd": factor}
+        scale = {"hp-alone": 1.0, "both": 5.0, "both+amdqpd": factor,
+                 "both+amdqpd-confine": confine[0]}
 
         def fake_phase(args, name, seconds, hp=True, lp=True, **kw):
+            self.args = args
             d = drift[len(calls) % len(drift)]
             calls.append((name, seconds))
             out = {"sched_updates": 1}
@@ -134,14 +145,15 @@ class MainVerdict(unittest.TestCase):
                 out["hp"] = demo.hp_stats(lat, 5)
                 out["_lat"] = lat
             if lp:
-                out["lp"] = {"it_per_s": 10.0 if not hp else 8.8}
+                out["lp"] = {"it_per_s": 10.0 if not hp else
+                             confine[1] if name == "both+amdqpd-confine" else 8.8}
             return out
 
         saved = demo.run_phase, demo.setup, sys.argv
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "demo.json")
             demo.run_phase, demo.setup = fake_phase, lambda args: None
-            sys.argv = ["demo.py", "--json", path]
+            sys.argv = ["demo.py", "--json", path, *argv]
             try:
                 with redirect_stdout(io.StringIO()) as out:
                     rc = demo.main()
@@ -154,9 +166,10 @@ class MainVerdict(unittest.TestCase):
     def test_pass_pooled_and_fields(self):
         rc, doc, calls, text = self.run_main(1.05, drift=(1.0, 1.3, 0.9))
         self.assertEqual(rc, 0, text)
-        self.assertEqual(len(calls), 13)
+        self.assertEqual(len(calls), 17)
         self.assertEqual(calls.count(("hp-alone", 20.0)), 4)
         self.assertEqual(calls.count(("both+amdqpd", 20.0)), 4)
+        self.assertEqual(calls.count(("both+amdqpd-confine", 20.0)), 4)
         self.assertEqual(calls.count(("both", 10.0)), 1)
         ph = doc["phases"]
         for k in ("p50_ms", "p95_ms", "p99_ms", "max_ms", "n", "warmup_requests"):
@@ -173,24 +186,38 @@ class MainVerdict(unittest.TestCase):
         self.assertEqual(v["result"], "pass")
         self.assertLessEqual(v["ratio_ci"]["hi"], 1.5)
         self.assertEqual(v["ratio_ci"]["n"], [400, 400])
-        self.assertEqual(len(doc["runs"]), 13)
+        self.assertEqual(len(doc["runs"]), 17)
         self.assertIn("PASS:", text)
+        cv = v["confine"]
+        self.assertEqual(cv["cu_demand"], 0.5)
+        self.assertEqual(set(cv["side_by_side"]),
+                         {"both+amdqpd", "both+amdqpd-confine", "both+cu-mask"})
+        self.assertAlmostEqual(cv["side_by_side"]["both+amdqpd-confine"]["lp_loss"], 0.04)
+        self.assertAlmostEqual(cv["side_by_side"]["both+amdqpd"]["lp_loss"], 0.12)
+        self.assertTrue(cv["met"])
+        self.assertIn("MET (", text)
 
-    def test_fail(self):
-        rc, doc, _, text = self.run_main(2.5)
-        self.assertEqual(rc, 1)
-        self.assertEqual(doc["verdict"]["result"], "fail")
-        self.assertFalse(doc["verdict"]["pass"])
-        self.assertIn("FAIL:", text)
+    def test_confine_goal_not_met(self):
+        # A slower P99 or a heavier loss each miss the goal; suspension's
+        # verdict (the exit status) does not change with it.
+        for confine in ((2.0, 9.6), (1.0, 9.0)):
+            rc, doc, _, text = self.run_main(1.05, confine=confine)
+            self.assertEqual(rc, 0, text)
+            self.assertFalse(doc["verdict"]["confine"]["met"])
+            self.assertIn("NOT MET", text)
 
-    def test_inconclusive_exits_1(self):
-        rc, doc, _, text = self.run_main(1.5)
-        self.assertEqual(doc["verdict"]["result"], "inconclusive")
-        self.assertLess(doc["verdict"]["ratio_ci"]["lo"], 1.5)
-        self.assertGreater(doc["verdict"]["ratio_ci"]["hi"], 1.5)
-        self.assertEqual(rc, 1)
-        self.assertIn("INCONCLUSIVE:", text)
-
+    def test_confine_demand_option(self):
+        rc, doc, _, text = self.run_main(1.05, argv=["--confine-demand", "0.25"])
+        self.assertEqual(doc["verdict"]["confine"]["cu_demand"], 0.25)
+        self.assertEqual(doc["workload"]["confine_demand"], 0.25)
+        self.assertIn("cu_demand high = 0.25", text)
+        # amdqpd's config for the phase: the demo's policy plus the demand.
+        cfg = tomllib.loads(self.args.confine_config)
+        self.assertEqual(cfg["policy"]["cu_demand"], {"high": 0.25})
+        plain = tomllib.loads(self.args.daemon_config)
+        self.assertNotIn("cu_demand", plain["policy"])
+        del cfg["policy"]["cu_demand"]
+        self.assertEqual(cfg, plain)
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -58,6 +58,8 @@ nlohmann::json to_json(const Evaluation& e) {
     const auto& c = e.contended;
     j["policy"] = {{"suspend_calls", c.suspend_calls},
                    {"resume_calls", c.resume_calls},
+                   {"confine_calls", c.confine_calls},
+                   {"unconfine_calls", c.unconfine_calls},
                    {"device_updates", c.device_updates},
                    {"relapses", c.relapses},
                    {"starvation_hits", c.starvation_hits},
@@ -81,6 +83,7 @@ std::string to_text(const Evaluation& e) {
     }
     const auto& c = e.contended;
     o << "policy: " << c.suspend_calls << " suspend calls, " << c.resume_calls << " resume calls, "
+      << c.confine_calls << " confine calls, " << c.unconfine_calls << " unconfine calls, "
       << c.device_updates << " device updates (" << static_cast<double>(c.stall_ns) / 1e6
       << " ms device stall), " << c.relapses << " relapses, " << c.starvation_hits
       << " starvation hits\n";

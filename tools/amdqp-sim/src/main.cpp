@@ -68,6 +68,7 @@ struct DaemonOpts {
     std::string order = "before-doorbell";
     double poll_us = 250, wake_us = 50, hold_us = 2000, hyst_min_us = -1;
     bool split = false;
+    std::vector<std::string> cu_demand;
 
     void add(CLI::App& app) {
         app.add_option("--policy", policy, "run amdqpd's policy in the contended phase: on | off")
@@ -84,11 +85,27 @@ struct DaemonOpts {
             ->capture_default_str();
         app.add_option("--hysteresis-min-us", hyst_min_us, "policy hysteresis floor (us)");
         app.add_flag("--split-calls", split, "one ioctl per GPU instead of one for all");
+        app.add_option("--cu-demand", cu_demand,
+                       "LEVEL=SHARE (repeatable): the share of a GPU a level's active work "
+                       "needs; lower queues are confined to the rest instead of suspended "
+                       "(amdqpd.conf's [policy] cu_demand), e.g. high=0.25");
     }
     sim::DaemonParams params() const {
         nlohmann::json j{{"enabled", policy == "on"},   {"order", order},
                          {"poll_interval_us", poll_us}, {"wake_latency_us", wake_us},
                          {"hold_timeout_us", hold_us},  {"split_calls", split}};
+        for (const auto& kv : cu_demand) {
+            const auto eq = kv.find('=');
+            if (eq == std::string::npos)
+                throw CLI::ValidationError("--cu-demand", "'" + kv + "' is not LEVEL=SHARE");
+            double share = -1;
+            try {
+                share = std::stod(kv.substr(eq + 1));
+            } catch (const std::exception&) {
+                throw CLI::ValidationError("--cu-demand", "'" + kv + "': SHARE is not a number");
+            }
+            j["cu_demand"][kv.substr(0, eq)] = share;
+        }
         if (hyst_min_us >= 0) {
             j["hysteresis_min_us"] = hyst_min_us;
             j["hysteresis_initial_us"] = hyst_min_us;

@@ -96,6 +96,7 @@ struct WorkloadResult {
 struct RunResult {
     std::vector<WorkloadResult> workloads;
     std::uint64_t suspend_calls = 0, resume_calls = 0;
+    std::uint64_t confine_calls = 0, unconfine_calls = 0;
     std::uint64_t device_updates = 0;  // HWS runlist updates, MES queue removes and adds
     std::uint64_t relapses = 0, starvation_hits = 0;
     Ns stall_ns = 0;  // device time lost in scheduler updates (all devices)

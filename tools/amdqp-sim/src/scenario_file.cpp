@@ -2,6 +2,7 @@
 #include "scenario_file.hpp"
 
 #include <toml++/toml.h>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +18,16 @@ Ns us(const nlohmann::json& j, const char* key, Ns def) {
 }
 Ns ms(const nlohmann::json& j, const char* key, Ns def) {
     return j.contains(key) ? static_cast<Ns>(std::llround(j.at(key).get<double>() * 1e6)) : def;
+}
+
+int parse_level_number(const std::string& key) {
+    int level = -1;
+    const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), level);
+    if (ec != std::errc{} || end != key.data() + key.size() || level < 0 ||
+        level > policy::kPriorityMax)
+        throw std::runtime_error("cu_demand: '" + key +
+                                 "' is not a level (high, normal, low or 0-15)");
+    return level;
 }
 
 nlohmann::json from_toml(const toml::node& n) {
@@ -98,6 +109,23 @@ void apply_daemon_keys(const nlohmann::json& j, DaemonParams& d) {
     p.max_continuous_suspend = std::chrono::nanoseconds(
         ms(j, "max_continuous_suspend_ms", p.max_continuous_suspend.count()));
     p.min_low_share = j.value("min_low_share", p.min_low_share);
+    p.max_continuous_confine = std::chrono::nanoseconds(
+        ms(j, "max_continuous_confine_ms", p.max_continuous_confine.count()));
+    if (j.contains("cu_demand")) {
+        // As amdqpd.conf's [policy] cu_demand: level (name or 0-15) -> share.
+        const auto& t = j.at("cu_demand");
+        if (!t.is_object())
+            throw std::runtime_error("cu_demand must be an object of level: share");
+        for (const auto& [key, v] : t.items()) {
+            const int level = key == "high"     ? 12
+                              : key == "normal" ? 7
+                              : key == "low"    ? 2
+                                                : parse_level_number(key);
+            if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 1)
+                throw std::runtime_error("cu_demand." + key + " must be a number in [0, 1]");
+            p.cu_demand[static_cast<std::size_t>(level)] = v.get<double>();
+        }
+    }
 }
 
 Scenario parse_scenario(const nlohmann::json& j, const std::string& base_dir) {
@@ -152,7 +180,8 @@ Scenario parse_scenario(const nlohmann::json& j, const std::string& base_dir) {
         check_keys(j.at("daemon"),
                    {"enabled", "order", "poll_interval_us", "idle_poll_ms", "hold_timeout_us",
                     "wake_latency_us", "split_calls", "hysteresis_min_us", "hysteresis_initial_us",
-                    "hysteresis_max_us", "max_continuous_suspend_ms", "min_low_share"},
+                    "hysteresis_max_us", "max_continuous_suspend_ms", "min_low_share",
+                    "max_continuous_confine_ms", "cu_demand"},
                    "daemon");
         apply_daemon_keys(j.at("daemon"), sc.daemon);
     }

@@ -22,8 +22,9 @@ class Simulator::SimClock : public policy::Clock {
 };
 
 // The policy's Actions on the simulated devices: SUSPEND_BELOW /
-// RESUME_ALL are one ioctl covering every GPU (one scheduler update per
-// device, devices in parallel) or, with split_calls, one per GPU in turn.
+// RESUME_ALL and CONFINE BELOW / RELEASE are one ioctl covering every GPU
+// (one scheduler update per device, devices in parallel) or, with
+// split_calls, one per GPU in turn.
 class Simulator::Adapter : public policy::Actions {
   public:
     explicit Adapter(Simulator& sim) : sim_(sim) {}
@@ -35,17 +36,37 @@ class Simulator::Adapter : public policy::Actions {
         ++sim_.resume_calls_;
         act(gpus, false, 0);
     }
+    bool can_confine() const override { return true; }
+    void confine_below(std::span<const policy::Confinement> targets, int priority) override {
+        ++sim_.confine_calls_;
+        each(targets.size(), [&](std::size_t i, Ns from) {
+            return sim_.apply_confine(targets[i].gpu, targets[i].share, priority, from);
+        });
+    }
+    void unconfine(std::span<const std::uint32_t> gpus) override {
+        ++sim_.unconfine_calls_;
+        each(gpus.size(),
+             [&](std::size_t i, Ns from) { return sim_.apply_confine(gpus[i], 0.0, 0, from); });
+    }
     // Cooperative queues do not exist in the simulator.
     void coop_suspend(std::int32_t) override {}
     void coop_resume(std::int32_t) override {}
 
   private:
     void act(std::span<const std::uint32_t> gpus, bool suspend, int priority) {
+        each(gpus.size(),
+             [&](std::size_t i, Ns from) { return sim_.apply(gpus[i], suspend, priority, from); });
+    }
+    // Applies one call's @n per-GPU updates: all from the call's start, or
+    // with split_calls each after the one before; the daemon is busy until
+    // the last is done.
+    template <typename F>
+    void each(std::size_t n, F&& one_gpu) {
         const Ns start = std::max(sim_.now_, sim_.busy_until_);
         Ns done = start;
-        for (auto g : gpus) {
+        for (std::size_t i = 0; i < n; ++i) {
             const Ns from = sim_.sc_.daemon.split_calls ? done : start;
-            done = std::max(done, sim_.apply(g, suspend, priority, from));
+            done = std::max(done, one_gpu(i, from));
         }
         sim_.busy_until_ = std::max(sim_.busy_until_, done);
     }
@@ -305,7 +326,7 @@ double Simulator::resident(const Stream& s, const Device& d) const {
         return 0.0;
     const double occ =
         s.hwq.front().cls == KernelClass::kNccl ? d.p.hws.nccl_occupancy : s.occupancy;
-    return device_share(occ, d.p.compute_fraction);
+    return std::min(device_share(occ, d.p.compute_fraction), s.confined);
 }
 
 bool Simulator::timeslice_owner(Device& d, const std::vector<int>& cands) {
@@ -395,7 +416,8 @@ bool Simulator::recompute(Device& d) {
         auto& s = streams_[static_cast<std::size_t>(si)];
         auto& h = s.hwq.front();
         Contender x;
-        x.cu_fraction = s.cu_fraction;
+        // A confined queue runs on its share alone, like a CU-masked one.
+        x.cu_fraction = std::min(s.cu_fraction, s.confined);
         x.occupancy = s.occupancy;
         x.progressing = !s.suspended;
         if (h.cls == KernelClass::kNccl) {
@@ -484,7 +506,70 @@ Ns Simulator::apply(std::uint32_t gpu, bool suspend, int priority, Ns start) {
         d.mes_busy_until = cursor;
         done = cursor;
     }
-    update_log_.push_back({gpu, suspend, start, done});
+    update_log_.push_back(
+        {gpu, suspend ? UpdateRecord::Op::kSuspend : UpdateRecord::Op::kResume, start, done});
+    return done;
+}
+
+// CONFINE BELOW (@share > 0: queues below @priority keep @share of the
+// device) or RELEASE (@share 0) on one device. HWS: one runlist update, the
+// waves resident before saved and those of the new runlist restored (a
+// confined queue's beyond its share are not: they resume on its CUs). MES:
+// each changed queue removed and added back with its new mask.
+Ns Simulator::apply_confine(std::uint32_t gpu, double share, int priority, Ns start) {
+    auto it = devices_.find(gpu);
+    if (it == devices_.end())
+        return start;
+    auto& d = it->second;
+    auto target = [&](const Stream& s) { return share > 0 && s.priority < priority ? share : 1.0; };
+    std::vector<int> changed;
+    for (int si : d.streams) {
+        const auto& s = streams_[static_cast<std::size_t>(si)];
+        if (s.confined != target(s))
+            changed.push_back(si);
+    }
+    if (changed.empty())
+        return start;
+    Ns done = start;
+    if (d.p.kind == DeviceKind::kHws) {
+        const Ns t0 = std::max(start, d.stall_until);
+        double before = 0, after = 0;
+        for (int si : d.streams) {
+            auto& s = streams_[static_cast<std::size_t>(si)];
+            if (s.suspended)
+                continue;
+            before += resident(s, d);
+            s.confined = target(s);
+            after += resident(s, d);
+        }
+        const auto cost = hws_update_cost(d.p.hws, d.p.compute_fraction, before, after);
+        d.stall_until = t0 + cost.total();
+        d.stall_ns += cost.total();
+        ++d.updates;
+        done = d.stall_until;
+        // A suspended queue's mask changes with the runlist too.
+        for (int si : d.streams) {
+            auto& s = streams_[static_cast<std::size_t>(si)];
+            s.confined = target(s);
+        }
+    } else {
+        Ns cursor = std::max(start, d.mes_busy_until);
+        for (int si : changed) {
+            auto& s = streams_[static_cast<std::size_t>(si)];
+            const double res = resident(s, d);
+            s.confined = target(s);
+            if (!s.suspended) {
+                cursor += mes_remove_cost(d.p.hws, d.p.compute_fraction, res);
+                cursor += mes_add_cost(d.p.hws, d.p.compute_fraction, resident(s, d));
+                s.avail_at = cursor;
+            }
+            ++d.updates;
+        }
+        d.mes_busy_until = cursor;
+        done = cursor;
+    }
+    update_log_.push_back(
+        {gpu, share > 0 ? UpdateRecord::Op::kConfine : UpdateRecord::Op::kUnconfine, start, done});
     return done;
 }
 
@@ -516,7 +601,7 @@ void Simulator::daemon_step() {
     }
     bool holding = false;
     for (const auto& [id, d] : devices_)
-        holding = holding || policy_->suspend_level(id) > 0;
+        holding = holding || policy_->suspend_level(id) > 0 || policy_->confine_level(id) > 0;
     for (const auto& s : streams_)
         holding = holding || (s.priority > min_priority_ && policy_->active(s.key));
     Ns next = now_ + (holding ? sc_.daemon.poll_interval : sc_.daemon.idle_poll);
@@ -652,6 +737,8 @@ RunResult Simulator::collect() const {
     }
     r.suspend_calls = suspend_calls_;
     r.resume_calls = resume_calls_;
+    r.confine_calls = confine_calls_;
+    r.unconfine_calls = unconfine_calls_;
     for (const auto& [id, d] : devices_) {
         r.device_updates += d.updates;
         r.stall_ns += d.stall_ns;

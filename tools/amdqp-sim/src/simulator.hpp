@@ -27,8 +27,9 @@ struct KernelRecord {
 
 // One scheduler action as a device applied it.
 struct UpdateRecord {
+    enum class Op { kSuspend, kResume, kConfine, kUnconfine };
     std::uint32_t gpu = 0;
-    bool suspend = false;
+    Op op = Op::kSuspend;
     Ns issued = 0, done = 0;
 };
 
@@ -77,6 +78,8 @@ class Simulator {
         bool held = false, announced = false;
         Ns release_at = 0;
         bool suspended = false;
+        // Share of the device its queue keeps while confined (1: not).
+        double confined = 1.0;
         double saved_resident = 0;
         Ns removing_until = 0, avail_at = 0;  // MES remove/add in progress
         double rate = 0;
@@ -122,6 +125,7 @@ class Simulator {
     double resident(const Stream& s, const Device& d) const;
     void daemon_step();
     Ns apply(std::uint32_t gpu, bool suspend, int priority, Ns start);
+    Ns apply_confine(std::uint32_t gpu, double share, int priority, Ns start);
     Ns arrival_of(const Job& j, std::uint64_t n) const;
     Ns due(const Stream& s) const;
     Ns measure_end() const { return sc_.measure_end > 0 ? sc_.measure_end : sc_.duration; }
@@ -144,6 +148,7 @@ class Simulator {
     Ns next_step_ = 0, busy_until_ = 0;
     int min_priority_ = 0;
     std::uint64_t suspend_calls_ = 0, resume_calls_ = 0;
+    std::uint64_t confine_calls_ = 0, unconfine_calls_ = 0;
 };
 
 // Convenience: build and run.

@@ -31,7 +31,7 @@ struct Point {
     std::string approach;
     nlohmann::json params;
     double hp_p99 = 0, lp = 0;
-    std::uint64_t suspends = 0, updates = 0;
+    std::uint64_t suspends = 0, confines = 0, updates = 0;
 };
 
 std::vector<double> costs(const SweepOptions& o) {
@@ -103,6 +103,7 @@ nlohmann::json sweep(const SweepOptions& o) {
         p.hp_p99 = hp_result(r).latency.p99;
         p.lp = lp_throughput(r);
         p.suspends = r.suspend_calls;
+        p.confines = r.confine_calls;
         p.updates = r.device_updates;
         pts.push_back(p);
     };
@@ -125,6 +126,16 @@ nlohmann::json sweep(const SweepOptions& o) {
                     m, {{"cost_us", x}});
             }
         }
+    }
+    // Confinement (issue 27): the high level's demand is the share its
+    // kernels fill (hp_occupancy); the LP queue keeps the rest while HP
+    // work runs. Only HWS, the MI308X's scheduler.
+    for (double x : costs(o)) {
+        auto m = base;
+        set_costs(m.device, x, o.vary);
+        m.daemon.enabled = true;
+        m.daemon.policy.cu_demand[12] = o.hp_occupancy;
+        run("amdqpd-hws-confine", m, {{"cost_us", x}, {"cu_demand", o.hp_occupancy}});
     }
     for (double frac : {0.05, 0.1, 0.2, 0.25, 0.5}) {
         auto m = base;
@@ -151,6 +162,7 @@ nlohmann::json sweep(const SweepOptions& o) {
                        {"lp_it_per_s", p.lp},
                        {"lp_kept", p.lp / lp_alone},
                        {"suspend_calls", p.suspends},
+                       {"confine_calls", p.confines},
                        {"device_updates", p.updates},
                        {"goal_10ms", p.hp_p99 < o.goal_ms},
                        {"goal_ratio", p.hp_p99 <= o.goal_ratio * iso}});

@@ -46,7 +46,7 @@ TEST(Hws, BeforeDoorbellStartsHpAfterOneUnmapAndTheLpSave) {
     EXPECT_EQ(hp_kernel(s).start, t + 100 * kUs + 400 * kUs + 50 * kUs);
     EXPECT_EQ(hp_kernel(s).end, hp_kernel(s).start + 1 * kMs);
     ASSERT_FALSE(s.updates().empty());
-    EXPECT_TRUE(s.updates().front().suspend);
+    EXPECT_EQ(s.updates().front().op, UpdateRecord::Op::kSuspend);
     EXPECT_EQ(s.updates().front().issued, t);
     EXPECT_EQ(r.suspend_calls, 1u);
 }
@@ -72,6 +72,86 @@ TEST(Mes, OnlyTheSuspendedQueuePays) {
     // its save 400, from 10.05 ms), then alone: 25 + 250 us done by
     // 10.55 ms, 725 us left.
     EXPECT_EQ(k.end, 10 * kMs + 550 * kUs + 725 * kUs);
+}
+
+// one_lp_kernel with a 20 ms LP kernel and the high level needing a
+// quarter of the device: the LP queue is confined to 0.75 of it.
+Scenario confined(DeviceKind kind, double demand) {
+    auto sc = one_lp_kernel(kind, policy::SuspendOrder::kBeforeDoorbell, true);
+    sc.workloads[1].ranks = {timeline({{0, 20 * kMs}})};
+    sc.daemon.policy.cu_demand[12] = demand;
+    return sc;
+}
+
+const KernelRecord& first_lp_kernel(const Simulator& s) {
+    for (const auto& k : s.kernels()) {
+        if (k.workload == 1)
+            return k;
+    }
+    throw std::runtime_error("no LP kernel");
+}
+
+TEST(Hws, ConfineStartsHpAfterOneUpdateAndKeepsTheLpRunning) {
+    Simulator s(confined(DeviceKind::kHws, 0.25));
+    s.trace(true);
+    const auto r = s.run();
+    // Held doorbell at 10 ms, daemon at +50 us: unmap 100 + save of the
+    // full LP 400 + map 50 + restore of the LP's 0.75 225 = 775 us; HP then
+    // runs alone on its quarter (unmasked, 10 % needed): 1 ms.
+    const Ns t = 10 * kMs + 50 * kUs;
+    EXPECT_EQ(hp_kernel(s).start, t + 775 * kUs);
+    EXPECT_EQ(hp_kernel(s).end, t + 775 * kUs + 1 * kMs);
+    ASSERT_FALSE(s.updates().empty());
+    EXPECT_EQ(s.updates().front().op, UpdateRecord::Op::kConfine);
+    EXPECT_EQ(s.updates().front().done, t + 775 * kUs);
+    EXPECT_EQ(r.confine_calls, 1u);
+    EXPECT_EQ(r.suspend_calls, 0u);
+    // The policy lifts it once the HP work is over.
+    EXPECT_EQ(r.unconfine_calls, 1u);
+    EXPECT_EQ(s.updates().back().op, UpdateRecord::Op::kUnconfine);
+    EXPECT_GT(s.updates().back().issued, hp_kernel(s).end);
+}
+
+TEST(Hws, AConfinedLpFinishesSoonerThanASuspendedOne) {
+    Simulator c(confined(DeviceKind::kHws, 0.25));
+    c.trace(true);
+    c.run();
+    Simulator sus(confined(DeviceKind::kHws, 0.0));  // 0: suspend, as before
+    sus.trace(true);
+    const auto r = sus.run();
+    EXPECT_EQ(r.confine_calls, 0u);
+    EXPECT_EQ(r.suspend_calls, 1u);
+    ASSERT_GT(first_lp_kernel(c).end, 0);
+    ASSERT_GT(first_lp_kernel(sus).end, 0);
+    // Suspended, the LP makes no progress from the update until the resume;
+    // confined, it runs at 0.75 meanwhile: it ends earlier by at least a
+    // quarter of the HP's millisecond.
+    EXPECT_LT(first_lp_kernel(c).end + 250 * kUs, first_lp_kernel(sus).end);
+    // The HP request pays the same single update either way, minus the
+    // restore the confined LP's waves need.
+    EXPECT_EQ(hp_kernel(sus).start - hp_kernel(c).start, -225 * kUs);
+}
+
+TEST(Mes, ConfineRemovesAndAddsOnlyTheLpQueue) {
+    Simulator s(confined(DeviceKind::kMes, 0.25));
+    s.trace(true);
+    const auto r = s.run();
+    // The LP queue: remove (unmap 100 + save 400) and add (map 50 +
+    // restore 225); the held HP waits for the call to return.
+    const Ns t = 10 * kMs + 50 * kUs;
+    EXPECT_EQ(hp_kernel(s).start, t + 775 * kUs);
+    EXPECT_EQ(s.updates().front().op, UpdateRecord::Op::kConfine);
+    // Two queue updates per direction would be two per call; only the LP
+    // queue changes: one confine and one lift.
+    EXPECT_EQ(r.device_updates, 2u);
+}
+
+TEST(Hws, ConfineRefusedWhereTheDemandIsTheWholeGpu) {
+    // A demand of 1 is the whole GPU: the policy suspends.
+    Simulator s(confined(DeviceKind::kHws, 1.0));
+    const auto r = s.run();
+    EXPECT_EQ(r.confine_calls, 0u);
+    EXPECT_EQ(r.suspend_calls, 1u);
 }
 
 TEST(Hws, WithoutTheDaemonHpRunsAtTheCorunRate) {
