@@ -28,8 +28,11 @@ DIR (default experiments/out/demo-repeat) receives, per run K, run-K.log
 (the demo's whole output), run-K.json (its experiments/out/demo.json plus
 "wall_s", the run's wall time, build included) and at the end summary.json:
 {"runs": [{"run", "result", "ratio", "lo", "hi", "percentile", "n",
-"lp_loss", "without_amdqpd", "wall_s"}], "median_ratio", "target", "goal",
-"all_pass", "count"} (experiments/demo/repeat_summary.py), with a table.
+"lp_loss", "without_amdqpd", "wall_s", "confine"}], "median_ratio",
+"target", "goal", "all_pass", "count", "confine"}
+(experiments/demo/repeat_summary.py), with a table; "confine" holds the
+medians of suspension, confinement and the static CU mask (HP P99 ratio,
+LP loss) and whether confinement meets issue 27's goal by them.
 Progress goes to stderr. A run that ends without a verdict stops the
 series. --keep leaves the clones in place (their paths are printed).
 

@@ -95,13 +95,27 @@ def demo(d):
         return s + _missing("experiments/out/demo.json", "make demo")
     rows = []
     alone = d["phases"].get("hp-alone", {}).get("hp", {}).get("p99_ms")
+    lp_alone = d["phases"].get("lp-alone", {}).get("lp", {}).get("it_per_s")
     for name, ph in d["phases"].items():
         hp, lp = ph.get("hp", {}), ph.get("lp", {})
         ratio = hp["p99_ms"] / alone if alone and hp.get("p99_ms") else None
+        loss = (1 - lp["it_per_s"] / lp_alone if lp_alone and lp.get("it_per_s")
+                and name != "lp-alone" else None)
         rows.append([name, _f(hp.get("p50_ms")), _f(hp.get("p99_ms")), _f(ratio),
-                     _f(lp.get("it_per_s"), 3), ph.get("sched_updates")])
-    return s + _table(["phase", "HP p50 ms", "HP p99 ms", "p99 / alone", "LP it/s",
-                       "runlist updates"], rows) + "\n"
+                     _f(lp.get("it_per_s"), 3), _f(_pct(loss), 1), ph.get("sched_updates")])
+    s += _table(["phase", "HP p50 ms", "HP p99 ms", "p99 / alone", "LP it/s", "LP loss %",
+                 "runlist updates"], rows) + "\n"
+    cv = (d.get("verdict") or {}).get("confine")
+    if cv:
+        c, g = cv["side_by_side"][cv["phase"]], cv["goal"]
+        lo, hi = c["hp_p99_ci"]
+        s += (f"\nConfinement (issue 27, `{cv['phase']}`, `cu_demand` high = "
+              f"{_f(cv['cu_demand'])}): HP P99 {_f(c['hp_p99_vs_alone'])}x alone, 95 % interval "
+              f"[{_f(lo)}, {_f(hi)}], with an LP loss of {_f(_pct(c['lp_loss']), 1)} %; the goal "
+              f"(HP P99 <= {_f(g['hp_p99_vs_alone'], 1)}x, LP loss <= "
+              f"{_f(_pct(g['lp_loss']), 0)} %) is **{'met' if cv['met'] else 'not met'}** in "
+              "this run (one run; Documentation/policy.rst has the series).\n")
+    return s
 
 
 def load_results(folder: Path):
@@ -343,6 +357,21 @@ def simulator(val, sweep, figs, results=()):
                     [[k, ", ".join(f"{a}={b}" for a, b in v.get("params", {}).items()),
                       _f(v.get("hp_p99_ms")), _f(_pct(v.get("lp_kept")), 0)]
                      for k, v in eq["best_per_approach"].items()]) + "\n\n"
+    if any(x.endswith("-confine") for x in apps):
+        s += ("`amdqpd-hws-confine` is amdqpd confining the low-priority queue to the CUs the "
+              "high-priority work leaves free while it runs, instead of suspending it "
+              "(issue 27; `cu_demand` high = the HP occupancy assumed, "
+              f"{_f(a.get('hp_occupancy'), 2)}). A confined queue is modelled like a CU-masked "
+              "one, disjoint from the rest, so its row shares the CU-mask rows' blind spot "
+              "below (HBM bandwidth, caches): an upper bound on what it keeps. On an AMD GPU "
+              "it needs the kfd glue's batched CU-mask update (tools/hw-validate).")
+        worse = _confine_worse_from(pts)
+        if worse is not None:
+            s += (f" From {_f(worse, 0)} us per update its HP P99 is above suspension's: "
+                  "lifting a confinement saves the confined queue's waves as well (a resume "
+                  "has none to save), so the update a request can arrive behind is longer.")
+        s += "\n\n"
+    s += decode_table(sweep.get("decode"))
     tp = sweep.get("tp") or {}
     tp_ok = bool(tp_multi) and all(v is not None and v <= limit for _, v in tp_multi)
     if tp and tp_ok:
@@ -355,6 +384,37 @@ def simulator(val, sweep, figs, results=()):
     return s
 
 
+def _confine_worse_from(pts, confine="amdqpd-hws-confine",
+                        suspend="amdqpd-hws-before-doorbell"):
+    """The lowest cost at which confinement's HP P99 exceeds suspension's
+    by more than 1 %, or None."""
+    by = {}
+    for p in pts:
+        c = p.get("params", {}).get("cost_us")
+        if c is not None and p["approach"] in (confine, suspend):
+            by.setdefault(c, {})[p["approach"]] = p["hp_p99_ms"]
+    worse = [c for c, v in by.items()
+             if len(v) == 2 and v[confine] > 1.01 * v[suspend]]
+    return min(worse) if worse else None
+
+
+def decode_table(dec):
+    """The sweep's decode case: DeepSeek-class decode steps as the
+    high-priority job, each approach at its settings."""
+    if not dec or not dec.get("points"):
+        return ""
+    s = (f"DeepSeek-class decode as the high-priority job (`{dec.get('workload')}`, "
+         f"{dec.get('kernels_per_step')} kernels a step, {_f(dec.get('rate_per_s'), 0)} steps/s) "
+         f"next to the same ResNet-50 bs1024 batch job on the same modelled MI308X; isolated "
+         f"P99 {_f(dec.get('isolated_hp_p99_ms'))} ms; HP occupancy {_f(dec.get('hp_occupancy'))} "
+         f"(its confine demand). Assumptions: {dec.get('assumptions')}.\n\n")
+    rows = [[p["approach"], ", ".join(f"{k}={v}" for k, v in p.get("params", {}).items()) or "-",
+             _f(p.get("hp_p99_ms")), _f(p.get("p99_ratio")), _f(_pct(p.get("lp_kept")), 0)]
+            for p in dec["points"]]
+    s += _table(["approach", "setting", "HP p99 ms", "p99 / isolated", "LP kept %"], rows) + "\n\n"
+    return s
+
+
 def not_measured():
     return """## Not measured here (needs an AMD GPU: tools/hw-validate)
 
@@ -364,4 +424,9 @@ def not_measured():
 - Whether a suspended queue really stops fetching on gfx9.4.3, the
   per-queue reset path (`has_reset_queue`), MES remove/add costs.
 - The end-to-end P99 of the dual-model test with amdqp on an MI308X.
+- Confinement on an MI308X: the cost of a batched CU-mask update under
+  HWS, what CWSR-saved waves of a confined queue do on restore, and how
+  much of its CUs' throughput a confined batch job keeps next to the
+  high-priority work (shared HBM bandwidth and caches): the simulator's
+  confine rows assume none is lost.
 """

@@ -424,6 +424,7 @@ int main(int argc, char** argv) {
     sim::SweepOptions so;
     so.calibration_result = std::string(AMDQP_SIM_DATA) + "/mi308x_test4.json";
     so.timelines_dir = std::string(AMDQP_SIM_DATA) + "/h200";
+    so.decode_timeline = so.timelines_dir + "/deepseek_v3_tiny_1gpu.json";
     double corun = -1, sweep_duration = 30;
     std::string vary = "both";
     bool sweep_json = false;
@@ -453,6 +454,13 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     sw->add_option("--goal-ms", so.goal_ms, "absolute HP P99 goal (ms)")->capture_default_str();
     sw->add_option("--goal-ratio", so.goal_ratio, "HP P99 goal relative to isolated")
+        ->capture_default_str();
+    sw->add_option("--decode-timeline", so.decode_timeline,
+                   "the decode case's high-priority timeline, one decode step a request "
+                   "(\"\": no decode case)")
+        ->capture_default_str();
+    sw->add_option("--decode-rate", so.decode_rate, "decode steps per second of the decode case")
+        ->check(CLI::PositiveNumber)
         ->capture_default_str();
     sw->add_option("--duration-s", sweep_duration, "simulated time per point (s)")
         ->capture_default_str();

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "simulator.hpp"
+#include "timeline_json.hpp"
 
 namespace amdqp::sim {
 
@@ -204,6 +205,8 @@ nlohmann::json sweep(const SweepOptions& o) {
         eq[label] = {{"target_ms", target}, {"best_per_approach", best}};
     }
     out["equal_hp_p99"] = eq;
+    if (!o.decode_timeline.empty())
+        out["decode"] = decode_case(o, base);
 
     // Tensor parallelism: an HP TP job and an LP TP job on the same N GPUs.
     {
@@ -246,6 +249,67 @@ nlohmann::json sweep(const SweepOptions& o) {
     return out;
 }
 
+nlohmann::json decode_case(const SweepOptions& o, const DualModel& base) {
+    DualModel m0 = base;
+    m0.hp = load_timeline_json(o.decode_timeline);
+    m0.hp_rate = o.decode_rate;
+    m0.hp_host_overhead = 0;  // test 4's fitted offset is ResNet-18's
+    const auto ref = evaluate(build(m0));
+    const double iso = ref.workloads.front().alone.p99;
+    const double lp_alone = ref.workloads.back().it_alone;
+    nlohmann::json pts = nlohmann::json::array();
+    auto run = [&](const std::string& approach, const DualModel& m, nlohmann::json params) {
+        const auto r = simulate(build(m));
+        const double p99 = hp_result(r).latency.p99;
+        pts.push_back({{"approach", approach},
+                       {"params", std::move(params)},
+                       {"hp_p99_ms", p99},
+                       {"p99_ratio", p99 / iso},
+                       {"lp_kept", lp_throughput(r) / lp_alone},
+                       {"suspend_calls", r.suspend_calls},
+                       {"confine_calls", r.confine_calls},
+                       {"device_updates", r.device_updates}});
+    };
+    {
+        auto m = m0;
+        m.daemon.enabled = false;
+        run("native", m, nlohmann::json::object());
+    }
+    for (double x : o.decode_costs_us) {
+        auto m = m0;
+        set_costs(m.device, x, CostVary::kBoth);
+        m.daemon.enabled = true;
+        run("amdqpd-hws-suspend", m, {{"cost_us", x}});
+        m.daemon.policy.cu_demand[12] = o.hp_occupancy;
+        run("amdqpd-hws-confine", m, {{"cost_us", x}, {"cu_demand", o.hp_occupancy}});
+    }
+    for (double frac : {0.1, 0.25}) {
+        auto m = m0;
+        m.daemon.enabled = false;
+        m.layout = Layout::kCuMask;
+        m.hp_cu_fraction = frac;
+        run("cu-mask", m, {{"hp_cu_fraction", frac}});
+    }
+    for (int lpp : {1, 3}) {
+        auto m = m0;
+        m.daemon.enabled = false;
+        m.layout = Layout::kCpx;
+        m.lp_partitions = lpp;
+        run("cpx", m, {{"partitions", m.partitions}, {"lp_partitions", lpp}});
+    }
+    return {{"workload", m0.hp.workload},
+            {"rate_per_s", o.decode_rate},
+            {"kernels_per_step", m0.hp.requests.empty() ? 0 : m0.hp.requests[0].kernels.size()},
+            {"isolated_hp_p99_ms", iso},
+            {"lp_alone_it_per_s", lp_alone},
+            {"hp_occupancy", o.hp_occupancy},
+            {"assumptions",
+             "H200 decode-step shapes unscaled (launch-bound: its ~1 us kernels are assumed "
+             "to take as long on an MI308X); the LP job and the device as in test 4's fit; "
+             "cost = unmap = map = CWSR save = restore (full device)"},
+            {"points", pts}};
+}
+
 std::string sweep_text(const nlohmann::json& j) {
     std::ostringstream o;
     o << std::fixed << std::setprecision(2);
@@ -268,6 +332,9 @@ std::string sweep_text(const nlohmann::json& j) {
     o << "goals along the amdqpd cost sweep: " << j["goals"].dump() << "\n";
     o << "best LP kept at equal HP P99: " << j["equal_hp_p99"].dump() << "\n";
     o << "tensor parallel: " << j["tp"].dump() << "\n";
+    if (j.contains("decode"))
+        o << "decode (" << j["decode"]["workload"].get<std::string>()
+          << "): " << j["decode"]["points"].dump() << "\n";
     return o.str();
 }
 

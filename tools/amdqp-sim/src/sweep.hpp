@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "validate.hpp"
 
@@ -27,7 +28,18 @@ struct SweepOptions {
     int tp = 8;
     double tp_cost_us = 500;
     double goal_ms = 10.0, goal_ratio = 1.1;
+    // The decode case: this timeline (one request = one decode step) as the
+    // high-priority job at decode_rate steps/s next to the same LP job;
+    // empty: none.
+    std::string decode_timeline;
+    double decode_rate = 20;
+    std::vector<double> decode_costs_us{96, 522};
 };
+
+// DeepSeek-class decode next to the dual-model test's LP job on the same
+// modelled device (@base: the fitted test 4 model): native, amdqpd
+// suspending and confining at each of o.decode_costs_us, CU masks, CPX.
+nlohmann::json decode_case(const SweepOptions& o, const DualModel& base);
 
 // Runs everything; the JSON is what REPORT.md plots.
 nlohmann::json sweep(const SweepOptions& o);
