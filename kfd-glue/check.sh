@@ -113,6 +113,10 @@ if [ -n "$ko" ]; then
 	ns=$(strings -a "$ko" | grep -cx AMDKFD_QCTL)
 	[ "$n" -ge 10 ] && [ "$ns" -ge "$n" ]
 	result $? "amdgpu.ko exports the kfd_qctl_* API in namespace AMDKFD_QCTL ($n symbols)"
+	# grep -c, not -q: an early exit would fail the pipe (pipefail).
+	n=$(nm "$ko" 2>/dev/null | grep -c ' __ksymtab_kfd_qctl_set_cu_mask$')
+	[ "$n" = 1 ]
+	result $? "amdgpu.ko exports kfd_qctl_set_cu_mask (patch 0005: CONFINE through kfd)"
 fi
 
 # --- amdqp.ko ------------------------------------------------------------

@@ -25,6 +25,10 @@
  *    exact per-entry results (also on device-wide failure), -EACCES for
  *    queues the driver reset as hung, suspensions dropped when the last
  *    client unregisters.
+ *    Compatible additions (clients of either kind work with either glue):
+ *    kfd_qctl_set_cu_mask(), and kfd_qctl_device_info.cu_per_xcc in
+ *    place of the zero @flags; a glue without them leaves cu_per_xcc 0
+ *    and does not export the function (resolve it with symbol_get()).
  */
 #define KFD_QCTL_API_VERSION	2
 
@@ -44,13 +48,15 @@ enum kfd_qctl_sched {
  * @gpu_id: KFD gpu_id, as in the topology and the KFD ioctls
  * @sched: enum kfd_qctl_sched
  * @num_xcc: XCC instances of the node
- * @flags: zero
+ * @cu_per_xcc: CUs of each XCC a kfd_qctl_set_cu_mask() mask addresses;
+ *	0 when the node cannot take CU masks (no HWS/MES, CUs that do not
+ *	split evenly among the XCCs, or a glue without the call)
  */
 struct kfd_qctl_device_info {
 	u32 gpu_id;
 	u32 sched;
 	u32 num_xcc;
-	u32 flags;
+	u32 cu_per_xcc;
 };
 
 enum kfd_qctl_queue_type {
@@ -208,5 +214,21 @@ int kfd_qctl_resume(struct kfd_qctl_queue **qs, unsigned int n,
 		    int *results);
 
 int kfd_qctl_set_create_suspended(struct pid *pid, bool on);
+
+/*
+ * kfd_qctl_set_cu_mask() imposes a CU mask on each queue (or lifts it, for
+ * a NULL mask) on top of the one its owner set with AMDKFD_IOC_SET_CU_MASK,
+ * with one runlist update per device under HWS; results and return value
+ * as for kfd_qctl_suspend(). A mask is num_xcc * DIV_ROUND_UP(cu_per_xcc,
+ * 32) u32 words: the words of XCC 0, then those of XCC 1, ...; bit i of
+ * word j of an XCC's words is CU 32 * j + i of that XCC, counted as the
+ * MQD managers count the XCC's active CUs (on gfx 9.4.3 that CU is bit
+ * (32 * j + i) * num_xcc + xcc of an AMDKFD_IOC_SET_CU_MASK mask). Every
+ * XCC needs a CU, none at or past cu_per_xcc may be set. On parts with
+ * WGPs (gfx10 and later) a WGP runs if either of its CUs is in the mask.
+ */
+int kfd_qctl_set_cu_mask(struct kfd_qctl_queue **qs, unsigned int n,
+			 const u32 *const *masks, u32 grace_period,
+			 int *results);
 
 #endif /* AMDKFD_QCTL_H */

@@ -45,6 +45,8 @@ res $? "insmod patched amdgpu.ko after its stock dependencies"
 res $? "/dev/kfd appears"
 grep -qw kfd_qctl_register_client /proc/kallsyms
 res $? "amdgpu exports the queue control API (kfd_qctl_register_client)"
+grep -qw kfd_qctl_set_cu_mask /proc/kallsyms
+res $? "amdgpu exports the CU-mask call of patch 0005 (kfd_qctl_set_cu_mask)"
 
 # A live KFD process (no queues: there is no GPU) for amdqp's initial
 # walk of all processes, and for the process exit path afterwards.
@@ -62,6 +64,8 @@ insmod $M/amdqp.ko
 res $? "insmod amdqp.ko with amdgpu loaded"
 dmesg_has "amdqp: kfd backend bound (at load)"
 res $? "dmesg: amdqp bound the kfd backend at load"
+dmesg_has "amdqp: kfd backend bound (at load).*CU masks supported"
+res $? "dmesg: amdqp found the glue's CU-mask call (CONFINE through kfd)"
 tests --kfd
 
 kill $holder

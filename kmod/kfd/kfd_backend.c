@@ -14,6 +14,12 @@
  * missing. Any module that exports the interface binds the same way (the
  * test stub kmod/testing/ does).
  *
+ * CONFINE needs kfd_qctl_set_cu_mask() (kfd-glue patch 0005): it is
+ * resolved like the rest but optional, and a device is registered with
+ * the CUs per XCC the glue reports only when the call is there, so that
+ * amdqp still binds to a glue without it and answers CONFINE for its
+ * devices with EOPNOTSUPP.
+ *
  * No queue may stay off the hardware with no one to resume it: every
  * queue the glue reports suspended by us is remembered (ctl_suspended)
  * until a resume succeeds, and unbinding resumes what is left before
@@ -75,6 +81,10 @@ struct kfdbe_api {
 		       u32 grace_period, int *results);
 	int (*resume)(struct kfd_qctl_queue **qs, unsigned int n,
 		      int *results);
+	/* optional: NULL where the glue predates CU masks */
+	int (*set_cu_mask)(struct kfd_qctl_queue **qs, unsigned int n,
+			   const u32 *const *masks, u32 grace_period,
+			   int *results);
 };
 
 struct kfdbe_dev {
@@ -175,15 +185,23 @@ static void kfdbe_reset_fn(struct work_struct *work)
 
 static DECLARE_WORK(kfdbe_reset_work, kfdbe_reset_fn);
 
+enum kfdbe_op {
+	KFDBE_RESUME,
+	KFDBE_SUSPEND,
+	KFDBE_CONFINE,
+};
+
 /*
  * One call into the glue. Every entry of @results says what happened to
  * that queue, whatever the return value (amdkfd_qctl.h): the core
  * records each entry, so a device-wide failure that left some queues
- * changed is never taken for "nothing changed".
+ * changed is never taken for "nothing changed". @masks: KFDBE_CONFINE
+ * only, in the layout the core and the glue share (amdqp_backend.h,
+ * amdkfd_qctl.h: the words of XCC 0, then those of XCC 1, ...).
  */
 static int kfdbe_apply(struct amdqp_device *adev, struct amdqp_queue **qs,
-		       unsigned int n, int *results, bool suspend,
-		       u32 grace_us)
+		       unsigned int n, int *results, enum kfdbe_op op,
+		       const u32 *const *masks, u32 grace_us)
 {
 	struct kfdbe_dev *kd = amdqp_device_priv(adev);
 	struct kfd_qctl_queue **hs;
@@ -200,20 +218,31 @@ static int kfdbe_apply(struct amdqp_device *adev, struct amdqp_queue **qs,
 		ret = -ENODEV;
 		goto out;
 	}
+	if (op == KFDBE_CONFINE && !api.set_cu_mask) {
+		/* Not reached: such devices register with cu_per_xcc 0. */
+		for (i = 0; i < n; i++)
+			results[i] = -EOPNOTSUPP;
+		ret = -EOPNOTSUPP;
+		goto out;
+	}
 	for (i = 0; i < n; i++) {
 		struct kfdbe_queue *kq = amdqp_queue_priv(qs[i]);
 
 		hs[i] = kq->h;
 	}
-	if (suspend)
+	if (op == KFDBE_SUSPEND)
 		ret = api.suspend(hs, n, kfdbe_grace_counts(grace_us), results);
-	else
+	else if (op == KFDBE_RESUME)
 		ret = api.resume(hs, n, results);
+	else
+		ret = api.set_cu_mask(hs, n, masks,
+				      kfdbe_grace_counts(grace_us), results);
 	for (i = 0; i < n; i++) {
 		struct kfdbe_queue *kq = amdqp_queue_priv(qs[i]);
 
 		if (!results[i]) {
-			kq->ctl_suspended = suspend;
+			if (op != KFDBE_CONFINE)
+				kq->ctl_suspended = op == KFDBE_SUSPEND;
 		} else if (results[i] == -EACCES) {
 			kq->ctl_suspended = false;
 			WRITE_ONCE(kq->reset, true);
@@ -226,9 +255,13 @@ static int kfdbe_apply(struct amdqp_device *adev, struct amdqp_queue **qs,
 			/* a runlist update unmaps and maps the runlist */
 			atomic64_add(ret, &kd->unmap_packets);
 			atomic64_add(ret, &kd->map_packets);
+		} else if (op == KFDBE_CONFINE) {
+			/* MES: a remove and an add per mapped queue */
+			atomic64_add(DIV_ROUND_UP(ret, 2), &kd->unmap_packets);
+			atomic64_add(ret / 2, &kd->map_packets);
 		} else {
-			atomic64_add(ret, suspend ? &kd->unmap_packets :
-					 &kd->map_packets);
+			atomic64_add(ret, op == KFDBE_SUSPEND ?
+				     &kd->unmap_packets : &kd->map_packets);
 		}
 		ret = 0;
 	} else if (ret == -ETIME) {
@@ -249,34 +282,28 @@ out:
 static int kfdbe_suspend(struct amdqp_device *adev, struct amdqp_queue **qs,
 			 unsigned int n, int *results, u32 grace_us)
 {
-	return kfdbe_apply(adev, qs, n, results, true, grace_us);
+	return kfdbe_apply(adev, qs, n, results, KFDBE_SUSPEND, NULL, grace_us);
 }
 
 static int kfdbe_resume(struct amdqp_device *adev, struct amdqp_queue **qs,
 			unsigned int n, int *results)
 {
-	return kfdbe_apply(adev, qs, n, results, false, 0);
+	return kfdbe_apply(adev, qs, n, results, KFDBE_RESUME, NULL, 0);
 }
 
 /*
- * AMDQP_IOC_CONFINE on real GPUs needs a batched CU-mask update in the
- * amdkfd glue's queue-control interface (one runlist update per device
- * under HWS, honoured by every path that rewrites the MQD: eviction and
- * restore, debugger resume, the owner's own SET_CU_MASK). That glue patch
- * is issue 27's item 2 and does not exist yet, so kfd devices register
- * with cu_per_xcc 0 and the core never calls this: CONFINE answers
- * -EOPNOTSUPP for them. It is here so that the op's place is plain; it
- * must not pretend to confine anything.
+ * AMDQP_IOC_CONFINE: kfd_qctl_set_cu_mask() (kfd-glue patch 0005) keeps
+ * the owner's SET_CU_MASK apart from ours and writes their combination
+ * into the MQD on every path that sets a CU mask, with one runlist update
+ * per device under HWS, as the op's contract asks. Only devices of a glue
+ * that has the call register with a cu_per_xcc, so only they get here.
  */
 static int kfdbe_confine(struct amdqp_device *adev, struct amdqp_queue **qs,
 			 unsigned int n, const u32 *const *masks, int *results,
 			 u32 grace_us)
 {
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		results[i] = -EOPNOTSUPP;
-	return -EOPNOTSUPP;
+	return kfdbe_apply(adev, qs, n, results, KFDBE_CONFINE, masks,
+			   grace_us);
 }
 
 static void kfdbe_get_counters(struct amdqp_device *adev,
@@ -339,6 +366,11 @@ static void kfdbe_add_dev(const struct kfd_qctl_device_info *info)
 	lockdep_assert_held(&be_lock);
 	if (kfdbe_find_dev(info->gpu_id))
 		return;
+	/* Confinable where the glue has the call and the mask fits. */
+	if (api.set_cu_mask && info->cu_per_xcc && info->num_xcc &&
+	    amdqp_cu_mask_words(info->cu_per_xcc) * info->num_xcc <=
+	    AMDQP_CU_MASK_MAX_WORDS)
+		desc.cu_per_xcc = info->cu_per_xcc;
 	switch (info->sched) {
 	case KFD_QCTL_SCHED_HWS:
 		desc.sched_mode = AMDQP_SCHED_HWS;
@@ -565,6 +597,7 @@ static void kfdbe_put_symbols(void)
 	KFDBE_PUT(queue_put, kfd_qctl_queue_put);
 	KFDBE_PUT(suspend, kfd_qctl_suspend);
 	KFDBE_PUT(resume, kfd_qctl_resume);
+	KFDBE_PUT(set_cu_mask, kfd_qctl_set_cu_mask);
 }
 
 static void kfdbe_unbind(bool detached);
@@ -599,6 +632,8 @@ static int kfdbe_bind_locked(const char *why)
 		kfdbe_put_symbols();
 		return -ENOENT;
 	}
+	/* Optional (patch 0005): without it no device can be confined. */
+	KFDBE_GET(set_cu_mask, kfd_qctl_set_cu_mask);
 
 	down_write(&be_rwsem);
 	bound = true;
@@ -643,8 +678,9 @@ static int kfdbe_bind_locked(const char *why)
 			nq++;
 	}
 	mutex_unlock(&be_lock);
-	pr_info("kfd backend bound (%s): amdkfd queue control API v%u, %u GPU(s), %u queue(s)\n",
-		why, KFD_QCTL_API_VERSION, ndev, nq);
+	pr_info("kfd backend bound (%s): amdkfd queue control API v%u, %u GPU(s), %u queue(s), CU masks %s\n",
+		why, KFD_QCTL_API_VERSION, ndev, nq,
+		api.set_cu_mask ? "supported" : "not supported by the glue");
 	return 0;
 }
 

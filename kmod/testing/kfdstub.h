@@ -9,7 +9,9 @@
  * queue-control flag per queue, is_active recomputed from it and from
  * eviction, one runlist update per device and batch under HWS, one
  * request per changed queue under MES, process device data that a
- * per-queue reset marks unusable (has_reset_queue).
+ * per-queue reset marks unusable (has_reset_queue), and (patch 0005) the
+ * owner's CU mask kept apart from an imposed one, the MQD carrying their
+ * combination.
  *
  * Locking, outermost first:
  *  kstub_clients_sem  the client list; read while a client is called.
@@ -31,6 +33,8 @@
 
 #define KSTUB_MAX_DEVS		32
 #define KSTUB_MAX_BATCH		4096
+/* Largest node-wide CU mask, in u32 words (AMDQP_CU_MASK_MAX_WORDS). */
+#define KSTUB_CU_WORDS		64
 
 /* How a device-wide failure leaves the batch (fail_dev MODE). */
 enum kstub_fail_mode {
@@ -45,6 +49,7 @@ struct kstub_dev {
 	u32 gpu_id;
 	u32 sched;			/* enum kfd_qctl_sched */
 	u32 num_xcc;
+	u32 cu_per_xcc;			/* 0: cannot take CU masks */
 	bool removed;
 	/* fault injection */
 	int fail_err;			/* device-wide failure ... */
@@ -82,6 +87,18 @@ struct kstub_queue {
 	bool destroyed;
 	int fail_err;			/* per-entry failure ... */
 	u32 fail_count;			/* ... for this many calls */
+	/*
+	 * CU masks, in the layout of AMDKFD_IOC_SET_CU_MASK (XCCs
+	 * interleaved): the owner's (own_bits 0: never set, all CUs), the
+	 * imposed one (has_imp), and what the MQD carries (mqd_cu),
+	 * rewritten only where the glue rewrites it (mqd_writes).
+	 */
+	u32 own_cu[KSTUB_CU_WORDS];
+	u32 own_bits;
+	u32 imp_cu[KSTUB_CU_WORDS];
+	bool has_imp;
+	u32 mqd_cu[KSTUB_CU_WORDS];
+	u32 mqd_writes;
 };
 
 /* What struct kfd_qctl_queue is here: it pins the process, not the queue. */
@@ -118,6 +135,7 @@ enum kstub_call {
 	KSTUB_CALL_CREATE_SUSPENDED,
 	KSTUB_CALL_GET,
 	KSTUB_CALL_PUT,
+	KSTUB_CALL_SET_CU_MASK,
 	KSTUB_CALL_NR,
 };
 
@@ -129,6 +147,7 @@ extern struct list_head kstub_clients;
 extern struct kstub_stats kstub_stats;
 extern bool kstub_release_on_unregister;
 extern unsigned int kstub_min_api;
+extern bool kstub_cu_masks;
 
 /* kfdstub_api.c */
 void kstub_notify(const struct kfd_qctl_event *ev);
@@ -140,6 +159,9 @@ void kstub_fill_info(struct kstub_proc *p, struct kstub_queue *q,
 void kstub_proc_put(struct kstub_proc *p);
 void kstub_queue_update_active(struct kstub_queue *q);
 unsigned int kstub_release_all(struct kstub_dev *only);
+u32 kstub_cu_per_xcc(const struct kstub_dev *d);
+void kstub_queue_write_cu(struct kstub_queue *q);
+unsigned int kstub_lift_all_cu(struct kstub_dev *only);
 
 /* kfdstub_main.c */
 struct seq_file;

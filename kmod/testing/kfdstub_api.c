@@ -295,7 +295,7 @@ int kfd_qctl_walk_devices(kfd_qctl_device_fn fn, void *arg)
 		infos[n].gpu_id = d->gpu_id;
 		infos[n].sched = d->sched;
 		infos[n].num_xcc = d->num_xcc;
-		infos[n++].flags = 0;
+		infos[n++].cu_per_xcc = kstub_cu_per_xcc(d);
 	}
 	mutex_unlock(&kstub_lock);
 	for (i = 0; i < n && !ret; i++)
@@ -612,6 +612,257 @@ unsigned int kstub_release_all(struct kstub_dev *only)
 	return n;
 }
 
+/* --- CU masks (patch 0005) ---------------------------------------------- */
+
+u32 kstub_cu_per_xcc(const struct kstub_dev *d)
+{
+	return d->cu_per_xcc;
+}
+
+/* Node-wide mask words in the AMDKFD_IOC_SET_CU_MASK layout. */
+static u32 kstub_cu_words(const struct kstub_dev *d)
+{
+	return DIV_ROUND_UP(d->cu_per_xcc * d->num_xcc, 32);
+}
+
+static bool kstub_cu_test(const u32 *m, u32 bit)
+{
+	return m[bit / 32] & BIT(bit % 32);
+}
+
+/*
+ * What the glue writes into the MQD: the owner's mask (all CUs if never
+ * set) ANDed with the imposed one, XCC by XCC, the imposed one alone in
+ * an XCC where they share no CU. Bit xcc + cu * num_xcc is CU cu of XCC
+ * xcc, as mqd_symmetrically_map_cu_mask() reads it. Caller holds
+ * kstub_lock.
+ */
+void kstub_queue_write_cu(struct kstub_queue *q)
+{
+	const struct kstub_dev *d = q->dev;
+	u32 nxcc = d->num_xcc, per = d->cu_per_xcc, xcc, cu, bit;
+	bool any;
+
+	lockdep_assert_held(&kstub_lock);
+	memset(q->mqd_cu, 0, sizeof(q->mqd_cu));
+	q->mqd_writes++;
+	for (xcc = 0; xcc < nxcc; xcc++) {
+		any = false;
+		for (cu = 0; cu < per; cu++) {
+			bit = xcc + cu * nxcc;
+			if (q->has_imp && !kstub_cu_test(q->imp_cu, bit))
+				continue;
+			if (q->own_bits && (bit >= q->own_bits ||
+					    !kstub_cu_test(q->own_cu, bit)))
+				continue;
+			q->mqd_cu[bit / 32] |= BIT(bit % 32);
+			any = true;
+		}
+		for (cu = 0; !any && q->has_imp && cu < per; cu++) {
+			bit = xcc + cu * nxcc;
+			if (kstub_cu_test(q->imp_cu, bit))
+				q->mqd_cu[bit / 32] |= BIT(bit % 32);
+		}
+	}
+}
+
+/* Lift every imposed mask, of @only or of all devices (reset, unregister). */
+unsigned int kstub_lift_all_cu(struct kstub_dev *only)
+{
+	struct kstub_proc *p;
+	struct kstub_queue *q;
+	unsigned int n = 0;
+
+	lockdep_assert_held(&kstub_lock);
+	list_for_each_entry(p, &kstub_procs, node) {
+		list_for_each_entry(q, &p->queues, node) {
+			if ((only && q->dev != only) || !q->has_imp)
+				continue;
+			q->has_imp = false;
+			kstub_queue_write_cu(q);
+			n++;
+		}
+	}
+	return n;
+}
+
+/*
+ * The interface's XCC-major mask to the interleaved layout, as the glue's
+ * qctl_cu_mask_convert() does. Returns 0 or -EINVAL.
+ */
+static int kstub_cu_convert(const struct kstub_dev *d, const u32 *mask,
+			    u32 *flat)
+{
+	u32 nxcc = d->num_xcc, per = d->cu_per_xcc, xw = DIV_ROUND_UP(per, 32);
+	u32 xcc, cu, bit;
+	bool any;
+
+	memset(flat, 0, KSTUB_CU_WORDS * sizeof(*flat));
+	for (xcc = 0; xcc < nxcc; xcc++) {
+		const u32 *m = mask + xcc * xw;
+
+		if (per % 32 && (m[xw - 1] & GENMASK(31, per % 32)))
+			return -EINVAL;
+		any = false;
+		for (cu = 0; cu < per; cu++) {
+			if (!(m[cu / 32] & BIT(cu % 32)))
+				continue;
+			bit = xcc + cu * nxcc;
+			flat[bit / 32] |= BIT(bit % 32);
+			any = true;
+		}
+		if (!any)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * One device's share of a kfd_qctl_set_cu_mask() batch, as
+ * kfd_dqm_ctl_set_cu_mask() does it: one unmap and one runlist upload
+ * under HWS when a mapped queue changes, a remove and an add per mapped
+ * queue under MES; queues off the hardware only get their MQD rewritten.
+ */
+static int kstub_dev_cu_update(struct kstub_dev *d, struct kfd_qctl_queue **qs,
+			       const u32 *const *masks,
+			       const unsigned int *idx, unsigned int m,
+			       int *results)
+{
+	u32 words = kstub_cu_words(d), *flat;
+	unsigned int i, mapped = 0;
+	unsigned long *changed;
+	int ret = 0;
+
+	lockdep_assert_held(&kstub_lock);
+	flat = kcalloc(m, KSTUB_CU_WORDS * sizeof(*flat), GFP_KERNEL);
+	changed = bitmap_zalloc(m, GFP_KERNEL);
+	if (!flat || !changed) {
+		ret = -ENOMEM;
+		for (i = 0; i < m; i++)
+			results[idx[i]] = ret;
+		goto out;
+	}
+	for (i = 0; i < m; i++) {
+		struct kstub_proc *p = qs[idx[i]]->proc;
+		const u32 *mask = masks[idx[i]];
+		u32 *f = flat + i * KSTUB_CU_WORDS;
+		int *res = &results[idx[i]];
+		struct kstub_queue *q;
+
+		q = kstub_find(p, d->gpu_id, qs[idx[i]]->queue_id);
+		if (!q || d->removed) {
+			*res = -ENOENT;
+			continue;
+		}
+		if (d->sched == KFD_QCTL_SCHED_NO_HWS || !words) {
+			*res = -EOPNOTSUPP;
+			continue;
+		}
+		if (q->type != KFD_QCTL_QUEUE_COMPUTE) {
+			*res = -EOPNOTSUPP;
+			continue;
+		}
+		if (test_bit(d->index, &p->reset_mask)) {
+			*res = -EACCES;
+			continue;
+		}
+		if (mask && kstub_cu_convert(d, mask, f)) {
+			*res = -EINVAL;
+			continue;
+		}
+		if (q->fail_count) {
+			q->fail_count--;
+			*res = q->fail_err;
+			continue;
+		}
+		*res = 0;
+		if (!mask ? !q->has_imp :
+		    q->has_imp && !memcmp(f, q->imp_cu, words * sizeof(*f)))
+			continue;
+		__set_bit(i, changed);
+		mapped += q->active;
+	}
+
+	if (mapped && d->fail_count) {
+		/* The unmap failed: no MQD rewritten. */
+		ret = d->fail_err;
+		d->fail_count--;
+		for_each_set_bit(i, changed, m)
+			results[idx[i]] = ret;
+		goto out;
+	}
+	for_each_set_bit(i, changed, m) {
+		struct kfd_qctl_queue *h = qs[idx[i]];
+		struct kstub_queue *q = kstub_find(h->proc, d->gpu_id,
+						   h->queue_id);
+
+		q->has_imp = !!masks[idx[i]];
+		if (q->has_imp)
+			memcpy(q->imp_cu, flat + i * KSTUB_CU_WORDS,
+			       sizeof(q->imp_cu));
+		kstub_queue_write_cu(q);
+	}
+	ret = d->sched == KFD_QCTL_SCHED_MES ? 2 * mapped : !!mapped;
+	d->fw_ops += ret;
+out:
+	bitmap_free(changed);
+	kfree(flat);
+	return ret;
+}
+
+int kfd_qctl_set_cu_mask(struct kfd_qctl_queue **qs, unsigned int n,
+			 const u32 *const *masks, u32 grace_period,
+			 int *results)
+{
+	unsigned int *idx, i, m;
+	int ret = 0, ops = 0, r;
+	struct kstub_dev *d;
+
+	kstub_enter(KSTUB_CALL_SET_CU_MASK);
+	if (!n)
+		goto out;
+	if (!qs || !results || !masks) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (n > KSTUB_MAX_BATCH) {
+		ret = -E2BIG;
+		goto fill;
+	}
+	idx = kcalloc(n, sizeof(*idx), GFP_KERNEL);
+	if (!idx) {
+		ret = -ENOMEM;
+		goto fill;
+	}
+	mutex_lock(&kstub_lock);
+	for (i = 0; i < n; i++)
+		results[i] = qs[i] ? -ENOENT : -EINVAL;
+	list_for_each_entry(d, &kstub_devs, node) {
+		for (i = 0, m = 0; i < n; i++)
+			if (qs[i] && qs[i]->gpu_id == d->gpu_id)
+				idx[m++] = i;
+		if (!m)
+			continue;
+		r = kstub_dev_cu_update(d, qs, masks, idx, m, results);
+		if (r < 0 && !ret)
+			ret = r;
+		else if (r > 0)
+			ops += r;
+	}
+	mutex_unlock(&kstub_lock);
+	kfree(idx);
+	kstub_log("set_cu_mask n=%u grace=%#x ret=%d ops=%d r0=%d", n,
+		  grace_period, ret, ops, results[0]);
+	goto out;
+fill:
+	for (i = 0; i < n; i++)
+		results[i] = ret;
+out:
+	kstub_exit();
+	return ret ? ret : ops;
+}
+EXPORT_SYMBOL_NS_GPL(kfd_qctl_set_cu_mask, AMDKFD_QCTL);
+
 /* --- clients ----------------------------------------------------------- */
 
 int kfd_qctl_register_client(struct kfd_qctl_client *client)
@@ -654,6 +905,7 @@ void kfd_qctl_unregister_client(struct kfd_qctl_client *client)
 	if (last && READ_ONCE(kstub_release_on_unregister)) {
 		mutex_lock(&kstub_lock);
 		n = kstub_release_all(NULL);
+		kstub_lift_all_cu(NULL);
 		mutex_unlock(&kstub_lock);
 		atomic64_add(n, &kstub_stats.released_on_unregister);
 	}

@@ -9,7 +9,8 @@
  *  calls  the last calls and events; writing anything clears it
  *
  * Commands (ERRNO may be given with or without its minus sign):
- *  dev_add GPU hws|mes|nohws XCC   dev_del GPU
+ *  dev_add GPU hws|mes|nohws XCC [CU_PER_XCC]
+ *  dev_del GPU
  *  proc_add PID                    proc_exit PID [null]
  *  queue_add PID GPU QID PRIO RING [compute|sdma|other]
  *  queue_del PID GPU QID           evict PID GPU 0|1 [QID]
@@ -17,11 +18,14 @@
  *  fail_queue PID GPU QID ERRNO COUNT
  *  reset_queue PID GPU             gpu_reset GPU
  *  preempt_fail GPU ERRNO          delay GPU MS
+ *  set_cu_mask PID GPU QID WORD...   the owner's AMDKFD_IOC_SET_CU_MASK:
+ *                                   hex words, XCCs interleaved
  *  detach
  */
 #define pr_fmt(fmt) "amdqp_kfdstub: " fmt
 
 #include <linux/debugfs.h>
+#include <linux/kernel.h>
 #include <linux/pid.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -101,7 +105,8 @@ static int kstub_errno(int v)
 
 /* --- commands ------------------------------------------------------------ */
 
-static int kstub_cmd_dev_add(u32 gpu_id, const char *mode, u32 xcc)
+static int kstub_cmd_dev_add(u32 gpu_id, const char *mode, u32 xcc,
+			     u32 cu_per_xcc)
 {
 	struct kfd_qctl_device_info info = { .gpu_id = gpu_id, .num_xcc = xcc };
 	struct kfd_qctl_event ev = {
@@ -110,6 +115,7 @@ static int kstub_cmd_dev_add(u32 gpu_id, const char *mode, u32 xcc)
 		.dev = &info,
 	};
 	unsigned long used = 0;
+	struct kstub_proc *p;
 	struct kstub_dev *d;
 	unsigned int index;
 
@@ -121,8 +127,13 @@ static int kstub_cmd_dev_add(u32 gpu_id, const char *mode, u32 xcc)
 		info.sched = KFD_QCTL_SCHED_NO_HWS;
 	else
 		return -EINVAL;
-	if (!gpu_id || !xcc)
+	if (!gpu_id || !xcc ||
+	    DIV_ROUND_UP(cu_per_xcc * xcc, 32) > KSTUB_CU_WORDS)
 		return -EINVAL;
+	/* A glue without patch 0005 reports no geometry. */
+	if (!READ_ONCE(kstub_cu_masks))
+		cu_per_xcc = 0;
+	info.cu_per_xcc = cu_per_xcc;
 
 	mutex_lock(&kstub_lock);
 	list_for_each_entry(d, &kstub_devs, node) {
@@ -130,8 +141,12 @@ static int kstub_cmd_dev_add(u32 gpu_id, const char *mode, u32 xcc)
 			mutex_unlock(&kstub_lock);
 			return -EEXIST;
 		}
-		__set_bit(d->index, &used);
+		if (!d->removed)
+			__set_bit(d->index, &used);
 	}
+	/* A removed device's index is free once no process names it. */
+	list_for_each_entry(p, &kstub_procs, node)
+		used |= p->dev_mask | p->reset_mask;
 	index = find_first_zero_bit(&used, KSTUB_MAX_DEVS);
 	d = index < KSTUB_MAX_DEVS ? kzalloc(sizeof(*d), GFP_KERNEL) : NULL;
 	if (!d) {
@@ -142,6 +157,7 @@ static int kstub_cmd_dev_add(u32 gpu_id, const char *mode, u32 xcc)
 	d->gpu_id = gpu_id;
 	d->sched = info.sched;
 	d->num_xcc = xcc;
+	d->cu_per_xcc = cu_per_xcc;
 	list_add_tail(&d->node, &kstub_devs);
 	mutex_unlock(&kstub_lock);
 	kstub_notify(&ev);
@@ -197,8 +213,10 @@ static int kstub_cmd_proc_exit(pid_t nr, bool null_pid)
 		return -ESRCH;
 	}
 	p->exited = true;
+	/* Removed devices are gone for clients; their index may be reused. */
 	list_for_each_entry(d, &kstub_devs, node)
-		if (test_bit(d->index, &p->dev_mask) && n < KSTUB_MAX_DEVS)
+		if (!d->removed && test_bit(d->index, &p->dev_mask) &&
+		    n < KSTUB_MAX_DEVS)
 			gpus[n++] = d->gpu_id;
 	mutex_unlock(&kstub_lock);
 
@@ -266,6 +284,8 @@ static int kstub_cmd_queue_add(pid_t nr, u32 gpu_id, u32 queue_id, u32 prio,
 	q->ring_size = 4096;
 	q->ctl_suspended = p->create_suspended;
 	kstub_queue_update_active(q);
+	kstub_queue_write_cu(q);	/* init_mqd(): all CUs */
+	q->mqd_writes = 0;
 	list_add_tail(&q->node, &p->queues);
 	__set_bit(d->index, &p->dev_mask);
 	h = kstub_handle_new(p, q);
@@ -403,8 +423,10 @@ static int kstub_cmd_gpu_reset(u32 gpu_id)
 
 	mutex_lock(&kstub_lock);
 	d = kstub_dev_find(gpu_id);
-	if (d)
+	if (d) {
 		ev.count = kstub_release_all(d);
+		kstub_lift_all_cu(d);
+	}
 	mutex_unlock(&kstub_lock);
 	if (!d)
 		return -ENODEV;
@@ -444,6 +466,51 @@ static int kstub_cmd_delay(u32 gpu_id, u32 ms)
 	return d ? 0 : -ENODEV;
 }
 
+/*
+ * The owner's SET_CU_MASK (update_queue()): recorded apart from an
+ * imposed mask, the MQD rewritten with their combination. @words hex
+ * words, as many as given (count = 32 per word).
+ */
+static int kstub_cmd_set_cu_mask(char *cmd)
+{
+	u32 words[KSTUB_CU_WORDS], gpu_id, qid;
+	unsigned int n = 0;
+	struct kstub_proc *p;
+	struct kstub_queue *q;
+	char *tok;
+	int nr, ret = 0;
+
+	strsep(&cmd, " ");
+	tok = strsep(&cmd, " ");
+	if (!tok || kstrtoint(tok, 10, &nr))
+		return -EINVAL;
+	tok = strsep(&cmd, " ");
+	if (!tok || kstrtou32(tok, 10, &gpu_id))
+		return -EINVAL;
+	tok = strsep(&cmd, " ");
+	if (!tok || kstrtou32(tok, 10, &qid))
+		return -EINVAL;
+	while ((tok = strsep(&cmd, " ")) && *tok) {
+		if (n == KSTUB_CU_WORDS || kstrtou32(tok, 16, &words[n++]))
+			return -EINVAL;
+	}
+	if (!n)
+		return -EINVAL;
+	mutex_lock(&kstub_lock);
+	p = kstub_proc_find(nr);
+	q = p ? kstub_queue_find(p, gpu_id, qid) : NULL;
+	if (!q) {
+		ret = -ENOENT;
+	} else {
+		memset(q->own_cu, 0, sizeof(q->own_cu));
+		memcpy(q->own_cu, words, n * sizeof(*words));
+		q->own_bits = n * 32;
+		kstub_queue_write_cu(q);
+	}
+	mutex_unlock(&kstub_lock);
+	return ret;
+}
+
 static int kstub_run(char *cmd)
 {
 	char word[16] = "", s1[16] = "", s2[16] = "";
@@ -455,10 +522,13 @@ static int kstub_run(char *cmd)
 	if (n != 1)
 		return -EINVAL;
 	if (!strcmp(word, "dev_add")) {
-		if (sscanf(cmd, "%*s %u %15s %u", &a, s1, &b) != 3)
+		n = sscanf(cmd, "%*s %u %15s %u %u", &a, s1, &b, &c);
+		if (n < 3)
 			return -EINVAL;
-		return kstub_cmd_dev_add(a, s1, b);
+		return kstub_cmd_dev_add(a, s1, b, n == 4 ? c : 0);
 	}
+	if (!strcmp(word, "set_cu_mask"))
+		return kstub_cmd_set_cu_mask(strim(cmd));
 	if (!strcmp(word, "dev_del"))
 		return sscanf(cmd, "%*s %u", &a) == 1 ?
 		       kstub_cmd_dev_del(a) : -EINVAL;
@@ -539,6 +609,16 @@ static const struct file_operations kstub_ctl_fops = {
 
 static const char * const kstub_sched_names[] = { "nohws", "hws", "mes" };
 
+/* The MQD's CU mask: hex words, word 0 first (XCCs interleaved). */
+static void kstub_show_cu(struct seq_file *m, const struct kstub_queue *q)
+{
+	u32 i, words = DIV_ROUND_UP(q->dev->cu_per_xcc * q->dev->num_xcc, 32);
+
+	for (i = 0; i < words; i++)
+		seq_printf(m, "%s%08x", i ? "," : "", q->mqd_cu[i]);
+	seq_puts(m, words ? "\n" : "-\n");
+}
+
 static int kstub_state_show(struct seq_file *m, void *unused)
 {
 	struct kstub_proc *p;
@@ -547,18 +627,21 @@ static int kstub_state_show(struct seq_file *m, void *unused)
 
 	mutex_lock(&kstub_lock);
 	list_for_each_entry(d, &kstub_devs, node)
-		seq_printf(m, "dev %u %s xcc=%u removed=%d fw_ops=%llu\n",
+		seq_printf(m, "dev %u %s xcc=%u removed=%d fw_ops=%llu cu_per_xcc=%u\n",
 			   d->gpu_id, kstub_sched_names[d->sched], d->num_xcc,
-			   d->removed, d->fw_ops);
+			   d->removed, d->fw_ops, d->cu_per_xcc);
 	list_for_each_entry(p, &kstub_procs, node) {
 		seq_printf(m, "proc %d id=%llu exited=%d handles=%d reset=%#lx\n",
 			   pid_nr(p->pid), p->id, p->exited,
 			   atomic_read(&p->handles), p->reset_mask);
-		list_for_each_entry(q, &p->queues, node)
-			seq_printf(m, "queue %d %u %u ctl=%d active=%d evicted=%d reset=%d\n",
+		list_for_each_entry(q, &p->queues, node) {
+			seq_printf(m, "queue %d %u %u ctl=%d active=%d evicted=%d reset=%d imp=%d writes=%u cu=",
 				   pid_nr(p->pid), q->dev->gpu_id, q->queue_id,
 				   q->ctl_suspended, q->active, q->evicted,
-				   test_bit(q->dev->index, &p->reset_mask));
+				   test_bit(q->dev->index, &p->reset_mask),
+				   q->has_imp, q->mqd_writes);
+			kstub_show_cu(m, q);
+		}
 	}
 	mutex_unlock(&kstub_lock);
 	return 0;
@@ -577,6 +660,7 @@ static const char * const kstub_call_names[KSTUB_CALL_NR] = {
 	[KSTUB_CALL_CREATE_SUSPENDED] = "create_suspended",
 	[KSTUB_CALL_GET] = "get",
 	[KSTUB_CALL_PUT] = "put",
+	[KSTUB_CALL_SET_CU_MASK] = "set_cu_mask",
 };
 
 static int kstub_stats_show(struct seq_file *m, void *unused)

@@ -31,6 +31,11 @@ module_param_named(release_on_unregister, kstub_release_on_unregister, bool,
 MODULE_PARM_DESC(release_on_unregister,
 		 "Drop every suspension when the last client unregisters, as the glue does (default true; false tests a client's own cleanup)");
 
+bool kstub_cu_masks = true;
+module_param_named(cu_masks, kstub_cu_masks, bool, 0644);
+MODULE_PARM_DESC(cu_masks,
+		 "Devices added from now on take CU masks (kfd_qctl_set_cu_mask, patch 0005); false models a glue without it: cu_per_xcc 0, calls refused (default true)");
+
 unsigned int kstub_min_api = KFD_QCTL_API_VERSION;
 module_param_named(min_api, kstub_min_api, uint, 0444);
 MODULE_PARM_DESC(min_api,

@@ -6,8 +6,9 @@
 # /modules/amdqp.ko, which binds its kfd backend to the stub at load as
 # it would to a patched amdgpu; runs every program of tests.list; unloads
 # both and checks that the backend left no queue reference, no
-# suspension and no broken rule behind. One TAP stream, nested like
-# selftests/run-guest.sh (scripts/tap-summary.sh counts the leaves).
+# suspension, no imposed CU mask and no broken rule behind. One TAP
+# stream, nested like selftests/run-guest.sh (scripts/tap-summary.sh
+# counts the leaves).
 #
 # Environment: AMDQP_MODULE_DIR (default /modules), AMDQP_TEST_TIMEOUT
 # (seconds per program, default 300), AMDQP_TESTS (programs to run),
@@ -121,6 +122,11 @@ done
 if grep -q 'ctl=1' "$dbg/state" 2>/dev/null; then
 	note "queues left suspended after amdqp unloaded:"
 	grep 'ctl=1' "$dbg/state" | sed 's/^/#   /'
+	unload_ok=0
+fi
+if grep -q ' imp=1 ' "$dbg/state" 2>/dev/null; then
+	note "queues left confined (imposed CU mask) after amdqp unloaded:"
+	grep ' imp=1 ' "$dbg/state" | sed 's/^/#   /'
 	unload_ok=0
 fi
 if ! out=$(rmmod amdqp_kfdstub 2>&1); then

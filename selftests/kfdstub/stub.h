@@ -8,6 +8,7 @@
 #define AMDQP_SELFTEST_STUB_H
 
 #include <stdarg.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 
 #include "../amdqp/common.h"
@@ -108,6 +109,54 @@ static inline int stub_proc(pid_t pid, int *exited, int *handles)
 	return -ENOENT;
 }
 
+/*
+ * The CU mask the stub queue's MQD carries (hex words, word 0 first, the
+ * XCCs interleaved as AMDKFD_IOC_SET_CU_MASK lays them out) into @cu, and
+ * whether a mask is imposed on it; 0 or -errno.
+ */
+static inline int stub_cu(pid_t pid, uint32_t gpu, uint32_t qid, int *imp,
+			  char *cu, size_t len)
+{
+	char buf[16384], *line, *save = NULL, *c;
+	int ret = read_str(STUB_DBG "/state", buf, sizeof(buf));
+
+	if (ret < 0)
+		return ret;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		int p;
+		unsigned int g, q;
+
+		if (sscanf(line, "queue %d %u %u", &p, &g, &q) != 3 ||
+		    p != pid || g != gpu || q != qid)
+			continue;
+		c = strstr(line, " imp=");
+		if (!c || sscanf(c, " imp=%d", imp) != 1)
+			return -EPROTO;
+		c = strstr(line, " cu=");
+		if (!c)
+			return -EPROTO;
+		snprintf(cu, len, "%s", c + 4);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* Number of stub queues with a state line containing @what. */
+static inline int stub_nr_with(const char *what)
+{
+	char buf[131072], *line, *save = NULL;
+	int n = 0, ret = read_str(STUB_DBG "/state", buf, sizeof(buf));
+
+	if (ret < 0)
+		return ret;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		if (!strncmp(line, "queue ", 6) && strstr(line, what))
+			n++;
+	return n;
+}
+
 /* Number of queues of the whole stub with the ctl flag set. */
 static inline int stub_nr_ctl(void)
 {
@@ -140,12 +189,19 @@ static inline int stub_new_device(uint32_t base, const char *mode)
 	return ret;
 }
 
-/* A process that only exists to own fake queues (they need a live pid). */
+/*
+ * A process that only exists to own fake queues (they need a live pid).
+ * It dies with the test that started it, so that a test ended by a failed
+ * assertion leaves no process holding the runner's output pipe open.
+ */
 static inline pid_t sleeper_start(void)
 {
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid = fork();
 
 	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(0);
 		for (;;)
 			pause();
 	}
