@@ -3,7 +3,7 @@
 # Session 7's tensor-parallel llm_tp runs on a lent multi-GPU machine (the
 # plan: README.md, "Session 7 TP runs: plan"). One device command each:
 #
-#   bash experiments/results/session7_tp_runs.sh cmd1|cmd2|cmd3|cmd4
+#   bash experiments/results/session7_tp_runs.sh cmd1|cmd2|cmd3|cmd4|cmd5|cmd6|cmd7
 #
 # Writes everything under $OUT/s7/ and packs it into $OUT/s7-<cmd>.tar.gz
 # (the device tool returns at most 8 files). The stall sentinel
@@ -77,6 +77,18 @@ cmd4)
   run llm_tp-dense-tp2-h100x4-r2 2,3 "$HALF_B" "${DN[@]}" --tp 2 --rate 1 "${PH[@]}" &
   p2=$!
   wait $p1 $p2 ;;
+# Session 10 (README.md, "Session 10 TP runs: plan"): a 2-GPU host, one
+# TP-2 run a command on both GPUs and every core.
+cmd5)
+  echo "$(date -u +%T) cuda_tp2 test"
+  CUDA_VISIBLE_DEVICES=0,1 timeout 170 python3 experiments/llm_tp/tests/cuda_tp2.py \
+    > "$R/cuda_tp2.log" 2>&1
+  echo "$(date -u +%T) cuda_tp2 exit $?"
+  run llm_tp-deepseek-tp2-rate05-h200x2-r1 0,1 "$ALL" "${DS[@]}" --tp 2 --rate 0.5 "${PH[@]}" ;;
+cmd6)
+  run llm_tp-dense-tp2-h200x2-r1 0,1 "$ALL" "${DN[@]}" --tp 2 --rate 1 "${PH[@]}" ;;
+cmd7)
+  run llm_tp-deepseek-tp2-h200x2-r1 0,1 "$ALL" "${DS[@]}" --tp 2 --rate 1 "${PH[@]}" ;;
 *) echo "unknown command $cmd"; exit 2 ;;
 esac
 touch "$R/stop-$cmd"
