@@ -151,8 +151,9 @@ void parse_daemon(Parser& p, const toml::table& t, DaemonConfig& c) {
     positive("coop_lease_ms", c.coop_lease);
 }
 
-// cu_demand = { high = 0.4, 10 = 0.25 }: the share of a GPU that active
-// work of a level needs (policy::Config::cu_demand).
+// cu_demand = { high = 0.4, 10 = 0.25, normal = "auto" }: the share of a
+// GPU that active work of a level needs (policy::Config::cu_demand), or
+// "auto": what its queues' dispatches ask for (cu_demand_is_auto).
 void parse_cu_demand(Parser& p, const toml::table& t, policy::Config& pc) {
     const toml::node* n = t.get("cu_demand");
     if (!n)
@@ -160,7 +161,7 @@ void parse_cu_demand(Parser& p, const toml::table& t, policy::Config& pc) {
     const toml::table* levels = n->as_table();
     if (!levels) {
         p.problem(n->source(),
-                  "cu_demand must be a table of priority = fraction, e.g. "
+                  "cu_demand must be a table of priority = fraction or \"auto\", e.g. "
                   "{ high = 0.4 }");
         return;
     }
@@ -168,23 +169,65 @@ void parse_cu_demand(Parser& p, const toml::table& t, policy::Config& pc) {
         const std::string name(key.str());
         const std::optional<int> level = try_parse_priority(name);
         const std::optional<double> share = value.value<double>();
-        if (!level)
+        const std::optional<std::string> word = value.value<std::string>();
+        if (!level) {
             p.problem(value.source(),
                       "cu_demand: '" + name + "' is not a priority (0..15 or low, normal, high)");
-        else if (!share || !(*share >= 0 && *share <= 1))
-            p.problem(value.source(), "cu_demand." + name + " must be a number from 0 to 1");
-        else
+        } else if (word && *word == "auto") {
+            pc.cu_demand_is_auto[static_cast<std::size_t>(*level)] = true;
+        } else if (!share || !(*share >= 0 && *share <= 1)) {
+            p.problem(value.source(),
+                      "cu_demand." + name + " must be a number from 0 to 1 or \"auto\"");
+        } else {
             pc.cu_demand[static_cast<std::size_t>(*level)] = *share;
+        }
     }
 }
 
+// cu_demand_auto = { workgroups_per_cu = 1, min = 0, max = 1, hold_ms = 1000 }:
+// how an adaptive demand is computed (policy::Config::AutoDemand).
+void parse_cu_demand_auto(Parser& p, const toml::table& t, policy::Config& pc) {
+    const toml::node* n = t.get("cu_demand_auto");
+    if (!n)
+        return;
+    const toml::table* a = n->as_table();
+    if (!a) {
+        p.problem(n->source(),
+                  "cu_demand_auto must be a table, e.g. { workgroups_per_cu = 2, hold_ms = 1000 "
+                  "}");
+        return;
+    }
+    p.known_keys(*a, "cu_demand_auto", {"workgroups_per_cu", "min", "max", "hold_ms"});
+    policy::Config::AutoDemand& d = pc.cu_demand_auto;
+    if (auto v = p.get<std::int64_t>(*a, "workgroups_per_cu", "an integer")) {
+        if (*v < 1 || *v > policy::kMaxWorkgroupsPerCu)
+            p.problem(a->get("workgroups_per_cu")->source(),
+                      "cu_demand_auto.workgroups_per_cu must be 1.." +
+                          std::to_string(policy::kMaxWorkgroupsPerCu));
+        else
+            d.workgroups_per_cu = static_cast<std::uint32_t>(*v);
+    }
+    for (auto [key, out] : {std::pair{"min", &d.min}, std::pair{"max", &d.max}}) {
+        const toml::node* v = a->get(key);
+        if (!v)
+            continue;
+        const std::optional<double> f = v->value<double>();
+        if (!f || !(*f >= 0 && *f <= 1))
+            p.problem(v->source(),
+                      std::string("cu_demand_auto.") + key + " must be a number from 0 to 1");
+        else
+            *out = *f;
+    }
+    p.duration_in<std::milli>(*a, "hold_ms", d.hold);
+}
+
 void parse_policy(Parser& p, const toml::table& t, DaemonConfig& c) {
-    p.known_keys(
-        t, "[policy]",
-        {"order", "hold_timeout_us", "hysteresis_min_ms", "hysteresis_max_ms",
-         "hysteresis_initial_ms", "hysteresis_factor", "hysteresis_quantile", "hysteresis_window",
-         "relapse_factor", "max_continuous_suspend_ms", "min_low_share", "share_window_ms",
-         "min_run_slice_ms", "guard_margin_ms", "cu_demand", "max_continuous_confine_ms"});
+    p.known_keys(t, "[policy]",
+                 {"order", "hold_timeout_us", "hysteresis_min_ms", "hysteresis_max_ms",
+                  "hysteresis_initial_ms", "hysteresis_factor", "hysteresis_quantile",
+                  "hysteresis_window", "relapse_factor", "max_continuous_suspend_ms",
+                  "min_low_share", "share_window_ms", "min_run_slice_ms", "guard_margin_ms",
+                  "cu_demand", "cu_demand_auto", "max_continuous_confine_ms"});
     policy::Config& pc = c.policy;
     if (auto v = p.get<std::string>(t, "order", "a string")) {
         if (*v == "before-doorbell")
@@ -209,6 +252,7 @@ void parse_policy(Parser& p, const toml::table& t, DaemonConfig& c) {
     dur("guard_margin_ms", pc.guard_margin);
     dur("max_continuous_confine_ms", pc.max_continuous_confine);
     parse_cu_demand(p, t, pc);
+    parse_cu_demand_auto(p, t, pc);
     p.number(t, "hysteresis_factor", pc.hysteresis_factor);
     p.number(t, "hysteresis_quantile", pc.hysteresis_quantile);
     p.number(t, "relapse_factor", pc.relapse_factor);

@@ -75,6 +75,10 @@ std::unique_ptr<PodDirectory> make_pods(const KubeConfig& k) {
                                       pods_path(k.api, node), k.refresh);
 }
 
+// A queue's demand as the policy sees it at most (work groups): far above
+// what fills any GPU (a few hundred CUs, a few dozen groups each).
+constexpr std::uint32_t kMaxDemandWgs = 1u << 24;
+
 // How often /proc is searched for pages while the socket is up (processes
 // that registered are adopted at once; this finds the others).
 constexpr std::int64_t kProcScanNs = 5'000'000'000;
@@ -414,6 +418,42 @@ void Controller::new_policy() {
     }
     last_doorbells_.clear();
     metrics_.forget_gpus();
+    for (const auto& [gpu, geo] : geometry_)
+        policy_->set_geometry(gpu, geo);
+}
+
+// An adaptive demand turns work groups into CUs: the policy needs each
+// GPU's geometry (CONFINE INFO), asked once per GPU. A module without
+// CONFINE (ABI < 1.3) gives none: those levels suspend, as Acts would.
+void Controller::learn_geometry() {
+    if (!dev_ || !cfg_.policy.adaptive())
+        return;
+    std::vector<std::uint32_t> missing;
+    for (auto g : gpus_)
+        if (!geometry_.contains(g))
+            missing.push_back(g);
+    if (missing.empty())
+        return;
+    std::vector<CuGeometry> geo;
+    try {
+        geo = dev_->cu_geometry(missing);
+    } catch (const Error& e) {
+        if (device_gone(e)) {
+            lose_device(e);
+            return;
+        }
+        log_.warning("no_geometry", std::string("CU geometry of gpu ") + gpu_list(missing) +
+                                        " unknown (" + e.what() +
+                                        "): levels of cu_demand \"auto\" suspend there");
+        for (auto g : missing)
+            geo.push_back(CuGeometry{g, 0, 0, 0, -EOPNOTSUPP});
+    }
+    for (const CuGeometry& g : geo) {
+        const policy::CuGeometry pg =
+            g.confinable() ? policy::CuGeometry{g.num_xcc, g.cu_per_xcc} : policy::CuGeometry{1, 0};
+        geometry_[g.gpu_id] = pg;
+        policy_->set_geometry(g.gpu_id, pg);
+    }
 }
 
 void Controller::open_device_if_due(std::int64_t now) {
@@ -442,6 +482,7 @@ void Controller::lose_device(const Error& e) {
     device_watch_.reset();
     dev_.reset();
     queue_table_.clear();
+    geometry_.clear();  // the module that comes back may be another one
     next_device_try_ = clock_.now_ns() + kDeviceRetryNs;
     // The kernel dropped every hold with the fd; the policy must not think
     // otherwise (it starts over at the end of this step: the loss may be
@@ -526,6 +567,7 @@ void Controller::forget_gpu(std::uint32_t gpu) {
     // call must leave it out (Acts::present).
     removed_gpus_.insert(gpu);
     gpus_.erase(gpu);
+    geometry_.erase(gpu);
     for (auto& [pid, p] : procs_) {
         for (auto it = p.queues.begin(); it != p.queues.end();) {
             const policy::QueueKey key = it->second.key;
@@ -586,6 +628,7 @@ void Controller::refresh_queue_table() {
                   gpu_name(g) + " is no longer listed: its queues and holds went with it");
         forget_gpu(g);
     }
+    learn_geometry();
 }
 
 void Controller::rescan(std::int64_t now) {
@@ -1107,6 +1150,7 @@ void Controller::step() {
             }
         }
         const auto read_indexes = p.page.read_indexes(mine);
+        const std::int64_t sample_ns = clock_.now_ns();
         for (std::size_t i = 0; i < mine.size(); i++) {
             const activity::Slot& s = mine[i];
             auto it = where[i];
@@ -1117,6 +1161,13 @@ void Controller::step() {
             qs.write_index = s.write_index;
             qs.doorbells = s.doorbells;
             qs.last_doorbell_ns = static_cast<std::int64_t>(s.last_doorbell_ns);
+            // The tenant's figure: decayed to now, and bounded so that the
+            // policy's sums stay plain arithmetic. It counts only for the
+            // queue's granted level, as at most the whole GPU: never more
+            // than a busy queue of that level takes by suspension.
+            qs.demand_wgs = std::min(
+                s.demand_at(static_cast<std::uint64_t>(std::max<std::int64_t>(sample_ns, 0))),
+                kMaxDemandWgs);
             if (const auto& r = read_indexes[i]) {
                 qs.read_index = *r;
             } else {

@@ -152,6 +152,8 @@ class Controller {
     void update_control(Proc& p, std::int64_t now, std::span<const std::uint32_t> resuming = {});
     void renew_coop(std::int64_t now);
     void new_policy();
+    // Feeds the policy the CU geometry of GPUs it lacks (adaptive demand only).
+    void learn_geometry();
     std::string dir() const;
 
     DaemonConfig cfg_;
@@ -205,6 +207,8 @@ class Controller {
     int min_priority_ = policy::kPriorityMax;
     std::map<policy::QueueKey, std::uint64_t> last_doorbells_;
     std::set<std::uint32_t> gpus_;
+    // CU geometry by GPU, for an adaptive demand (cu_per_xcc 0: none).
+    std::map<std::uint32_t, policy::CuGeometry> geometry_;
     // Removed by amdqp and not listed since: left out of the policy's calls,
     // and page slots on them (their queues are gone) are not adopted.
     std::set<std::uint32_t> removed_gpus_;

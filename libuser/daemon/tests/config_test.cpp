@@ -202,6 +202,58 @@ TEST(Config, CuDemandIsReadPerLevelAndChecked) {
                      .empty());
 }
 
+TEST(Config, CuDemandAutoIsReadAndChecked) {
+    DaemonConfig c = parse(
+        "[policy]\ncu_demand = { high = \"auto\", normal = 0.25 }\n"
+        "cu_demand_auto = { workgroups_per_cu = 4, min = 0.1, max = 0.9, hold_ms = 250 }\n");
+    EXPECT_TRUE(c.policy.cu_demand_is_auto[12]);
+    EXPECT_DOUBLE_EQ(c.policy.cu_demand[12], 0.0);
+    EXPECT_FALSE(c.policy.cu_demand_is_auto[7]);
+    EXPECT_DOUBLE_EQ(c.policy.cu_demand[7], 0.25);
+    EXPECT_EQ(c.policy.cu_demand_auto.workgroups_per_cu, 4u);
+    EXPECT_DOUBLE_EQ(c.policy.cu_demand_auto.min, 0.1);
+    EXPECT_DOUBLE_EQ(c.policy.cu_demand_auto.max, 0.9);
+    EXPECT_EQ(c.policy.cu_demand_auto.hold, 250ms);
+    EXPECT_TRUE(c.policy.confines());
+    // The defaults: one work group per CU, unbounded, held a second.
+    c = parse("[policy]\ncu_demand = { 12 = \"auto\" }\n");
+    EXPECT_TRUE(c.policy.cu_demand_is_auto[12]);
+    EXPECT_EQ(c.policy.cu_demand_auto.workgroups_per_cu, 1u);
+    EXPECT_DOUBLE_EQ(c.policy.cu_demand_auto.min, 0.0);
+    EXPECT_DOUBLE_EQ(c.policy.cu_demand_auto.max, 1.0);
+    EXPECT_EQ(c.policy.cu_demand_auto.hold, 1000ms);
+
+    auto p = problems("[policy]\ncu_demand = { high = \"adaptive\" }\n");
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_NE(p[0].find("cu_demand.high must be a number from 0 to 1 or \"auto\""),
+              std::string::npos)
+        << p[0];
+    p = problems(
+        "[policy]\ncu_demand = { high = \"auto\" }\n"
+        "cu_demand_auto = { workgroups_per_cu = 0, min = 2, max = \"x\", hold_ms = -1, "
+        "occupancy = 3 }\n");
+    ASSERT_EQ(p.size(), 5u);
+    EXPECT_NE(p[0].find("amdqpd.toml:3: unknown key 'occupancy' in cu_demand_auto"),
+              std::string::npos)
+        << p[0];
+    EXPECT_NE(p[1].find("workgroups_per_cu must be 1..64"), std::string::npos) << p[1];
+    EXPECT_NE(p[2].find("cu_demand_auto.min must be a number from 0 to 1"), std::string::npos)
+        << p[2];
+    EXPECT_NE(p[3].find("cu_demand_auto.max must be a number from 0 to 1"), std::string::npos)
+        << p[3];
+    EXPECT_NE(p[4].find("hold_ms must be a number >= 0"), std::string::npos) << p[4];
+    p = problems("[policy]\ncu_demand_auto = 1\n");
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_NE(p[0].find("cu_demand_auto must be a table"), std::string::npos) << p[0];
+    // Cross-knob: the policy's own validation, attributed to [policy].
+    p = problems(
+        "[policy]\ncu_demand = { high = \"auto\" }\ncu_demand_auto = { min = 0.6, max = 0.5 "
+        "}\n");
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_NE(p[0].find("cu_demand_auto.max must be >= cu_demand_auto.min"), std::string::npos)
+        << p[0];
+}
+
 TEST(Config, GrantsNeedAnIdentityTheTenantCannotChoose) {
     auto p = problems("[trust]\ndefault_max_priority = \"high\"\n");
     ASSERT_EQ(p.size(), 1u);

@@ -842,6 +842,93 @@ TEST_P(ConfineTest, HighWorkConfinesTheLowerQueueOrSuspendsItWhereConfiningCanno
 
 INSTANTIATE_TEST_SUITE_P(Geometry, ConfineTest, ::testing::Bool());
 
+// cu_demand "auto": the high queue's page says how many work groups its
+// recent dispatches need (demand_wgs, written by the tagging layer before
+// the doorbell's other fields); the lower queue keeps the rest of the CUs
+// (the fake GPU: one XCC of 8 CUs, so eighths are single CUs).
+class AutoDemandTest : public ControllerTest {
+  protected:
+    void SetUp() override {
+        ControllerTest::SetUp();
+        cfg_.policy.cu_demand_is_auto[12] = true;
+    }
+    // A doorbell of @t publishing dispatches of @wgs work groups, early
+    // enough in a demand epoch that the step reading it falls in the same
+    // one (a boundary between them would halve the figure).
+    static void ring(Tagged& t, std::uint32_t wgs, std::uint64_t write_index) {
+        constexpr std::uint64_t epoch = 1ull << AMDQP_ACT_DEMAND_EPOCH_SHIFT;
+        while ((amdqp::detail::monotonic_ns() & (epoch - 1)) > epoch - 25'000'000)
+            std::this_thread::sleep_for(1ms);
+        t.page()->slots[0].demand_wgs = wgs;
+        t.doorbell(write_index);
+    }
+};
+
+TEST_F(AutoDemandTest, HighDispatchesSizeTheLowerQueuesMask) {
+    LowAndHigh pair(dir_.path(), shared_, *fake_);
+    auto& [lp, hp, lq] = pair;
+    auto c = make();
+    c->step();
+    ASSERT_EQ(c->processes(), 2u);
+    ring(hp, 2, 1);
+    c->step();
+    // 2 of 8 CUs for the high work: the lower queue on CUs 2-7.
+    EXPECT_EQ(fake_->confined(lp.pid(), kGpu, lq), std::vector<std::uint32_t>{0xfcu});
+    EXPECT_FALSE(fake_->suspended(lp.pid(), kGpu, lq));
+    EXPECT_DOUBLE_EQ(c->policy().auto_demand(kGpu, 12), 0.25);
+    // A bigger dispatch: the mask moves at once, in one call.
+    ring(hp, 6, 2);
+    c->step();
+    EXPECT_EQ(fake_->confined(lp.pid(), kGpu, lq), std::vector<std::uint32_t>{0xc0u});
+    EXPECT_EQ(c->policy().stats().confine_calls, 2u);
+    EXPECT_EQ(c->policy().stats().suspend_calls, 0u);
+
+    shared_->read_index[1] = 2;  // drained: the hysteresis lets it go
+    EXPECT_TRUE(step_until(*c, [&] { return fake_->confined(lp.pid(), kGpu, lq).empty(); }))
+        << c->status_json();
+    EXPECT_FALSE(fake_->suspended(lp.pid(), kGpu, lq));
+}
+
+TEST_F(AutoDemandTest, HostileDemandIsAtMostASuspension) {
+    LowAndHigh pair(dir_.path(), shared_, *fake_);
+    auto& [lp, hp, lq] = pair;
+    auto c = make();
+    c->step();
+    ASSERT_EQ(c->processes(), 2u);
+    // The victim's page claims the most: it is no level's demand that
+    // counts (low is not adaptive), so nothing happens.
+    lp.page()->slots[0].demand_wgs = UINT32_MAX;
+    lp.doorbell(1000);
+    c->step();
+    EXPECT_TRUE(fake_->confined(lp.pid(), kGpu, lq).empty());
+    EXPECT_FALSE(fake_->suspended(lp.pid(), kGpu, lq));
+    // The high tenant claims the most, stamped in the future so that it
+    // never decays: its level takes the whole GPU, which is what
+    // suspension gives it without an adaptive demand, and no more.
+    hp.doorbell(1);
+    hp.page()->slots[0].demand_wgs = UINT32_MAX;
+    hp.page()->slots[0].last_doorbell_ns = amdqp::detail::monotonic_ns() + 60'000'000'000;
+    c->step();
+    EXPECT_TRUE(fake_->suspended(lp.pid(), kGpu, lq));
+    EXPECT_TRUE(fake_->confined(lp.pid(), kGpu, lq).empty());
+    EXPECT_DOUBLE_EQ(c->policy().auto_demand(kGpu, 12), 1.0);
+    EXPECT_EQ(c->policy().stats().confine_calls, 0u);
+}
+
+TEST_F(AutoDemandTest, GpuWithoutGeometrySuspends) {
+    fake_->gpu(kGpu)->cu_per_xcc = 0;
+    LowAndHigh pair(dir_.path(), shared_, *fake_);
+    auto& [lp, hp, lq] = pair;
+    auto c = make();
+    c->step();
+    ASSERT_EQ(c->processes(), 2u);
+    ring(hp, 2, 1);
+    c->step();
+    EXPECT_TRUE(fake_->suspended(lp.pid(), kGpu, lq));
+    EXPECT_TRUE(fake_->confined(lp.pid(), kGpu, lq).empty());
+    EXPECT_DOUBLE_EQ(c->policy().auto_demand(kGpu, 12), 0.0);
+}
+
 // A tenant's full pages of slots naming no queue cost the loop its share
 // (loop_share_pct) and no more: past it they are read less often, while
 // another tenant's page is read at every step and its doorbell is acted

@@ -312,7 +312,7 @@ int ActivityWriter::take_slot(const SlotInit& init) noexcept {
     ref(s.last_doorbell_ns).store(0, std::memory_order_relaxed);
     ref(s.read_index_va).store(init.read_index_va, std::memory_order_relaxed);
     ref(s.queue_id).store(init.queue_id, std::memory_order_relaxed);
-    ref(s.pad).store(0, std::memory_order_relaxed);
+    ref(s.demand_wgs).store(0, std::memory_order_relaxed);
     ref(s.state).store(AMDQP_ACT_SLOT_LIVE, std::memory_order_release);
     return index;
 }

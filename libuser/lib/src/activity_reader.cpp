@@ -123,6 +123,7 @@ Slot slot_of(const amdqp_act_slot& s, std::uint32_t index) {
     out.read_index_va = s.read_index_va;
     if (s.queue_id != UINT32_MAX)
         out.queue_id = s.queue_id;
+    out.demand_wgs = s.demand_wgs;
     return out;
 }
 

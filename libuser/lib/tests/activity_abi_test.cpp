@@ -25,7 +25,7 @@ AT(amdqp_act_slot, doorbells, 32);
 AT(amdqp_act_slot, last_doorbell_ns, 40);
 AT(amdqp_act_slot, read_index_va, 48);
 AT(amdqp_act_slot, queue_id, 56);
-AT(amdqp_act_slot, pad, 60);
+AT(amdqp_act_slot, demand_wgs, 60);
 static_assert(sizeof(amdqp_act_slot) == 64);
 
 AT(amdqp_act_header, magic, 0);
@@ -89,7 +89,8 @@ TEST(ActivityAbi, ConstantsThatReadersDependOn) {
     std::memcpy(&magic, bytes, 4);
     EXPECT_EQ(magic, AMDQP_ACT_MAGIC);
     EXPECT_EQ(AMDQP_ACT_VERSION, 1u);
-    EXPECT_EQ(AMDQP_ACT_VERSION_MINOR, 3u);  // the lease, the wake/hold channel, memfd pages
+    EXPECT_EQ(AMDQP_ACT_VERSION_MINOR,
+              4u);  // the lease, the wake/hold channel, memfd pages, demand
     EXPECT_STREQ(AMDQP_ACT_MEMFD_NAME, "amdqp-act");
     EXPECT_STREQ(AMDQP_ACT_MEMFD_LINK, "/memfd:amdqp-act (deleted)");
     EXPECT_EQ(AMDQP_ACT_PAGE_SIZE, 65536u);
@@ -99,6 +100,20 @@ TEST(ActivityAbi, ConstantsThatReadersDependOn) {
     EXPECT_EQ(AMDQP_ACT_SLOT_FREE, 0u);  // a zero-filled page has no live slot
     EXPECT_EQ(AMDQP_ACT_COOP_RUNNING, 0u);
     EXPECT_EQ(AMDQP_ACT_MECH_NONE, 0u);
+}
+
+TEST(ActivityAbi, DemandHalvesAtEveryEpochBoundary) {
+    constexpr std::uint64_t epoch = 1ull << AMDQP_ACT_DEMAND_EPOCH_SHIFT;
+    EXPECT_EQ(epoch, 67108864u);  // ~67 ms
+    EXPECT_EQ(amdqp_act_demand_at(80, 3 * epoch, 3 * epoch + epoch - 1), 80u);
+    // A boundary crossed one ns later halves, however short the gap.
+    EXPECT_EQ(amdqp_act_demand_at(80, 4 * epoch - 1, 4 * epoch), 40u);
+    EXPECT_EQ(amdqp_act_demand_at(80, 3 * epoch, 6 * epoch), 10u);
+    EXPECT_EQ(amdqp_act_demand_at(UINT32_MAX, 0, 31 * epoch), 1u);
+    EXPECT_EQ(amdqp_act_demand_at(UINT32_MAX, 0, 32 * epoch), 0u);
+    EXPECT_EQ(amdqp_act_demand_at(UINT32_MAX, 0, UINT64_MAX), 0u);
+    // A clock behind the record (another reader's, a hostile stamp) keeps it.
+    EXPECT_EQ(amdqp_act_demand_at(80, 9 * epoch, epoch), 80u);
 }
 
 }  // namespace

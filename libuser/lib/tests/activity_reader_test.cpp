@@ -64,6 +64,8 @@ TEST(ActivityReader, SeesWhatTheWriterPublishes) {
     ASSERT_EQ(j, 1);
     w.slot(i)->doorbells = 3;
     w.slot(i)->write_index = 17;
+    w.slot(i)->demand_wgs = 96;
+    w.slot(i)->last_doorbell_ns = 5ull << AMDQP_ACT_DEMAND_EPOCH_SHIFT;
     w.set_flags(AMDQP_ACT_F_PRELOAD);
     std::strcpy(w.page()->hdr.group, "tp0");
 
@@ -78,6 +80,9 @@ TEST(ActivityReader, SeesWhatTheWriterPublishes) {
     EXPECT_EQ(snap.slots[0].ring_va, 0x7000u);
     EXPECT_EQ(snap.slots[0].doorbells, 3u);
     EXPECT_EQ(snap.slots[0].write_index, 17u);
+    EXPECT_EQ(snap.slots[0].demand_wgs, 96u);
+    EXPECT_EQ(snap.slots[0].demand_at(6ull << AMDQP_ACT_DEMAND_EPOCH_SHIFT), 48u);
+    EXPECT_EQ(snap.slots[1].demand_wgs, 0u);
     EXPECT_EQ(snap.slots[0].queue_id, 4u);
     EXPECT_TRUE(snap.slots[0].known_queue());
     EXPECT_FALSE(snap.slots[1].queue_id.has_value());

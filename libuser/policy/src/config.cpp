@@ -69,6 +69,23 @@ std::vector<std::string> Config::validate() const {
         if (!(cu_demand[p] >= 0.0 && cu_demand[p] <= 1.0))
             err.push_back("cu_demand[" + std::to_string(p) +
                           "] must lie in [0, 1] (0: not known, 1: the whole GPU; both suspend)");
+        else if (cu_demand_is_auto[p] && cu_demand[p] != 0.0)
+            err.push_back("cu_demand[" + std::to_string(p) +
+                          "] is both a fraction and adaptive (auto): choose one");
+    }
+    if (adaptive()) {
+        const AutoDemand& a = cu_demand_auto;
+        if (a.workgroups_per_cu < 1 || a.workgroups_per_cu > kMaxWorkgroupsPerCu)
+            err.push_back("cu_demand_auto.workgroups_per_cu must lie in [1, " +
+                          std::to_string(kMaxWorkgroupsPerCu) + "]");
+        if (!(a.min >= 0.0 && a.min < 1.0))
+            err.push_back("cu_demand_auto.min must lie in [0, 1)");
+        if (!(a.max > 0.0 && a.max <= 1.0))
+            err.push_back("cu_demand_auto.max must lie in (0, 1]");
+        else if (a.max < a.min)
+            err.push_back("cu_demand_auto.max must be >= cu_demand_auto.min");
+        if (a.hold < 0ns)
+            err.push_back("cu_demand_auto.hold must be >= 0");
     }
     if (confines()) {
         if (max_continuous_confine <= 0ns)
@@ -84,7 +101,13 @@ std::vector<std::string> Config::validate() const {
 
 bool Config::confines() const {
     return std::any_of(cu_demand.begin(), cu_demand.end(),
-                       [](double d) { return d > 0.0 && d < 1.0; });
+                       [](double d) { return d > 0.0 && d < 1.0; }) ||
+           adaptive();
+}
+
+bool Config::adaptive() const {
+    return std::any_of(cu_demand_is_auto.begin(), cu_demand_is_auto.end(),
+                       [](bool a) { return a; });
 }
 
 }  // namespace amdqp::policy

@@ -71,6 +71,15 @@ void Policy::set_unwatched(std::uint32_t gpu, const Unwatched& unwatched) {
     decide();
 }
 
+void Policy::set_geometry(std::uint32_t gpu, const CuGeometry& geometry) {
+    auto& g = gpus_[gpu];
+    if (g.geometry.num_xcc == geometry.num_xcc && g.geometry.cu_per_xcc == geometry.cu_per_xcc)
+        return;
+    g.geometry = geometry;
+    g.demand.clear();  // in CUs of the old layout
+    decide();
+}
+
 void Policy::remove_process(std::int32_t pid) {
     std::erase_if(queues_, [pid](const auto& kv) { return kv.first.pid == pid; });
     hinted_.erase(pid);
@@ -115,6 +124,7 @@ void Policy::observe(Queue& q, const QueueSample* s, bool hinted, std::int64_t n
         const bool first = !q.seen;
         new_doorbell = q.seen && s->doorbells > q.doorbells;
         q.doorbells = s->doorbells;
+        q.demand_wgs = s->demand_wgs;
         q.seen = true;
         q.pending = s->read_index_known && s->read_index < s->write_index;
         if (new_doorbell)
@@ -259,15 +269,72 @@ std::set<std::uint32_t> Policy::group_closure(std::set<std::uint32_t> gpus) cons
 }
 
 // The share of @gpu that the queues below @level keep while it is at
-// @level: 0 (suspended) unless the level's work needs only part of it.
-// Hook for the adaptive demand (issue 27, item 4, not done yet): the grid
-// and workgroup sizes of the dispatch packets of the GPU's high-priority
-// queues, recorded by the tagging layer, would give a demand per GPU here
-// in place of the configured one per level.
+// @level: 0 (suspended) unless the level's work needs only part of it,
+// configured or, for an adaptive level, held by track_demand().
 double Policy::kept_share(std::uint32_t gpu, int level) const {
-    static_cast<void>(gpu);
-    const double demand = cfg_.cu_demand.at(static_cast<std::size_t>(level));
+    double demand = cfg_.cu_demand.at(static_cast<std::size_t>(level));
+    if (cfg_.cu_demand_is_auto.at(static_cast<std::size_t>(level)))
+        demand = auto_demand(gpu, level);
     return demand > 0.0 && demand < 1.0 ? 1.0 - demand : 0.0;
+}
+
+double Policy::demand_share(std::uint64_t wgs, const CuGeometry& geo) const {
+    if (wgs == 0 || geo.num_xcc == 0 || geo.cu_per_xcc == 0)
+        return 0.0;  // not known: suspend
+    const auto& a = cfg_.cu_demand_auto;
+    // A dispatch spreads its work groups over every XCC alike, and the
+    // mask is the same on each: CUs per XCC is what a mask can give.
+    const std::uint64_t cus = (wgs + a.workgroups_per_cu - 1) / a.workgroups_per_cu;
+    std::uint64_t per_xcc = (cus + geo.num_xcc - 1) / geo.num_xcc;
+    // Eighths of an XCC (rounded up): a demand moving by a CU or two does
+    // not move the mask, and rising demand (applied at once) moves it at
+    // most eight times per hold.
+    const std::uint64_t step = (geo.cu_per_xcc + 7) / 8;
+    per_xcc = std::min<std::uint64_t>((per_xcc + step - 1) / step * step, geo.cu_per_xcc);
+    const double share = static_cast<double>(per_xcc) / static_cast<double>(geo.cu_per_xcc);
+    return std::clamp(share, a.min, a.max);
+}
+
+// Each adaptive level active on a GPU: its queues' demand there, held.
+// Summed over the level's queues (they run side by side), counting those
+// that are active or in a group with an active queue (a group is busy on
+// every GPU it spans as soon as one rank is; its idle ranks' demand has
+// decayed on its own).
+void Policy::track_demand(std::int64_t now) {
+    if (!cfg_.adaptive())
+        return;
+    std::set<std::string_view> busy_groups;
+    for (const auto& [key, q] : queues_) {
+        if (q.activity != Activity::kIdle && !q.info.group.empty())
+            busy_groups.insert(q.info.group);
+    }
+    std::map<std::pair<std::uint32_t, int>, std::uint64_t> wgs;
+    for (const auto& [key, q] : queues_) {
+        if (!cfg_.cu_demand_is_auto.at(static_cast<std::size_t>(q.info.priority)))
+            continue;
+        if (q.activity == Activity::kIdle && !busy_groups.contains(q.info.group))
+            continue;
+        // Each at most UINT32_MAX, at most a few thousand queues: no overflow.
+        wgs[{key.gpu_id, q.info.priority}] += q.demand_wgs;
+    }
+    for (const auto& [at, n] : wgs) {
+        Gpu& g = gpus_[at.first];
+        const double d = demand_share(n, g.geometry);
+        HeldDemand& h = g.demand[at.second];
+        // Rises at once; falls once nothing as high was seen for a hold.
+        if (d >= h.share || now - h.at >= cfg_.cu_demand_auto.hold.count()) {
+            h.share = d;
+            h.at = now;
+        }
+    }
+}
+
+double Policy::auto_demand(std::uint32_t gpu, int level) const {
+    auto g = gpus_.find(gpu);
+    if (g == gpus_.end())
+        return 0.0;
+    auto d = g->second.demand.find(level);
+    return d == g->second.demand.end() ? 0.0 : d->second.share;
 }
 
 std::map<std::uint32_t, Policy::Hold> Policy::wanted(std::int64_t now) const {
@@ -440,6 +507,7 @@ void Policy::in_calls(const std::map<std::uint32_t, int>& rising,
 void Policy::decide() {
     const std::int64_t now = clock_.now_ns();
     expire(now);
+    track_demand(now);
     account(now);
 
     // Starvation bound: checked on what was applied until now.

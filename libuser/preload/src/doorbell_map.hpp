@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
-// Doorbell signal handle -> the queue's slot in the activity page. Every
+// Doorbell signal handle -> the queue's slot in the activity page and its
+// AQL ring (the doorbell hook reads the packets it publishes). Every
 // hsa_signal_store_* of the process looks here, so a lookup is a hash and a
 // load or two, without a lock: open addressing, keys published with release
 // stores, removals leave tombstones that later insertions reuse. A lookup
@@ -17,28 +18,38 @@
 
 #include <amdqp/activity.h>
 
+#include "aql_demand.hpp"
+
 namespace amdqp::preload {
+
+// What a doorbell store needs of its queue.
+struct DoorbellTarget {
+    amdqp_act_slot* slot = nullptr;
+    AqlRing ring;  // empty: packets not read
+};
 
 class DoorbellMap {
   public:
     // Far more than AMDQP_ACT_MAX_SLOTS: probes stay short.
     static constexpr std::size_t capacity = 512;
 
-    amdqp_act_slot* find(std::uint64_t handle) const noexcept {
+    DoorbellTarget find_target(std::uint64_t handle) const noexcept {
         std::size_t i = home(handle);
         const std::size_t probes = max_probe_.load(std::memory_order_acquire) + 1;
         for (std::size_t n = 0; n < probes; n++, i = (i + 1) & mask) {
             std::uint64_t k = keys_[i].load(std::memory_order_acquire);
             if (k == handle)
-                return slots_[i].load(std::memory_order_relaxed);
+                return {values_[i].slot.load(std::memory_order_relaxed),
+                        AqlRing::from_word(values_[i].ring.load(std::memory_order_relaxed))};
             if (k == empty)
-                return nullptr;
+                return {};
         }
-        return nullptr;
+        return {};
     }
+    amdqp_act_slot* find(std::uint64_t handle) const noexcept { return find_target(handle).slot; }
 
     // False when there is no room (the queue then goes uncounted).
-    bool insert(std::uint64_t handle, amdqp_act_slot* slot) noexcept {
+    bool insert(std::uint64_t handle, amdqp_act_slot* slot, AqlRing ring = {}) noexcept {
         if (handle == empty || handle == tombstone)
             return false;
         std::size_t i = home(handle);
@@ -46,7 +57,8 @@ class DoorbellMap {
         for (std::size_t n = 0; n < capacity; n++, i = (i + 1) & mask) {
             std::uint64_t k = keys_[i].load(std::memory_order_relaxed);
             if (k == handle) {
-                slots_[i].store(slot, std::memory_order_release);
+                values_[i].ring.store(ring.word(), std::memory_order_relaxed);
+                values_[i].slot.store(slot, std::memory_order_release);
                 return true;
             }
             if ((k == tombstone || k == empty) && reuse == capacity) {
@@ -60,7 +72,8 @@ class DoorbellMap {
             return false;
         if (distance > max_probe_.load(std::memory_order_relaxed))
             max_probe_.store(distance, std::memory_order_release);
-        slots_[reuse].store(slot, std::memory_order_relaxed);
+        values_[reuse].slot.store(slot, std::memory_order_relaxed);
+        values_[reuse].ring.store(ring.word(), std::memory_order_relaxed);
         keys_[reuse].store(handle, std::memory_order_release);
         return true;
     }
@@ -102,7 +115,15 @@ class DoorbellMap {
     }
 
     std::array<std::atomic<std::uint64_t>, capacity> keys_{};
-    std::array<std::atomic<amdqp_act_slot*>, capacity> slots_{};
+    // Side by side: a hit loads both from one cache line. The ring is one
+    // word (AqlRing): a lookup racing a re-insert may pair the slot of one
+    // queue with the ring of another, both valid, never a base with a
+    // foreign size.
+    struct Value {
+        std::atomic<amdqp_act_slot*> slot{nullptr};
+        std::atomic<std::uint64_t> ring{0};
+    };
+    std::array<Value, capacity> values_{};
     std::atomic<std::size_t> max_probe_{0};
 };
 

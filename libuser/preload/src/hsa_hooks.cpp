@@ -3,6 +3,7 @@
 
 #include <hsa/amd_hsa_queue.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 
@@ -33,6 +34,7 @@ HsaQueueView view_of(const hsa_queue_t* q) {
     v.ring_va = reinterpret_cast<std::uint64_t>(q->base_address);
     v.doorbell = q->doorbell_signal.handle;
     v.read_index_va = reinterpret_cast<std::uint64_t>(q) + offsetof(amd_queue_t, read_dispatch_id);
+    v.ring_packets = q->size;
     return v;
 }
 
@@ -67,15 +69,15 @@ hsa_status_t hook_queue_destroy(hsa_queue_t* queue) {
 // The hot path: every signal store of the process comes through here.
 void hook_store_relaxed(hsa_signal_t signal, hsa_signal_value_t value) {
     QueueRegistry* r = g_registry.load(std::memory_order_relaxed);
-    if (amdqp_act_slot* slot = r ? r->doorbell_slot(signal.handle) : nullptr)
-        record_doorbell(slot, value);
+    if (const DoorbellTarget t = r ? r->doorbell(signal.handle) : DoorbellTarget{}; t.slot)
+        record_doorbell(t.slot, value, t.ring);
     g_next.store_relaxed.load(std::memory_order_relaxed)(signal, value);
 }
 
 void hook_store_screlease(hsa_signal_t signal, hsa_signal_value_t value) {
     QueueRegistry* r = g_registry.load(std::memory_order_relaxed);
-    if (amdqp_act_slot* slot = r ? r->doorbell_slot(signal.handle) : nullptr)
-        record_doorbell(slot, value);
+    if (const DoorbellTarget t = r ? r->doorbell(signal.handle) : DoorbellTarget{}; t.slot)
+        record_doorbell(t.slot, value, t.ring);
     g_next.store_screlease.load(std::memory_order_relaxed)(signal, value);
 }
 
@@ -104,15 +106,22 @@ void replace(Fn* entry, std::atomic<Fn>& next, Fn hook) {
 
 }  // namespace
 
-void record_doorbell(amdqp_act_slot* slot, std::int64_t value) noexcept {
+void record_doorbell(amdqp_act_slot* slot, std::int64_t value, AqlRing ring) noexcept {
+    record_doorbell_at(slot, value, ring, detail::monotonic_ns());
+}
+
+void record_doorbell_at(amdqp_act_slot* slot, std::int64_t value, AqlRing ring,
+                        std::uint64_t now_ns) noexcept {
     amdqp_act_header* hdr = detail::header_of(slot);
     const std::uint32_t ctl = detail::controller_flags(*hdr);
     std::atomic_ref<std::uint64_t> write_index(slot->write_index);
+    std::atomic_ref<std::uint64_t> last_ns(slot->last_doorbell_ns);
+    std::atomic_ref<std::uint32_t> demand(slot->demand_wgs);
+    const std::uint64_t last = write_index.load(std::memory_order_relaxed);
     // Idle: the packet processor caught up with the last doorbell. Only a
     // controller that asked is told (one load otherwise).
     bool was_idle = false;
     if (ctl) {
-        const std::uint64_t last = write_index.load(std::memory_order_relaxed);
         const std::uint64_t rva = slot->read_index_va;
         const std::uint64_t read =
             rva ? std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(rva))
@@ -120,12 +129,20 @@ void record_doorbell(amdqp_act_slot* slot, std::int64_t value) noexcept {
                 : last;
         was_idle = read >= last;
     }
-    // HSA's doorbell value is the index of the last packet made ready: the
-    // write index is one past it, comparable with the read index.
+    // The packets this store publishes: from the last doorbell's write
+    // index to @value (HSA's doorbell value is the index of the last packet
+    // made ready). Their work groups raise the decayed demand, stored
+    // before last_doorbell_ns (release): a reader that sees this
+    // doorbell's time sees its demand.
+    const std::uint32_t wgs =
+        value >= 0 ? doorbell_workgroups(ring, last, static_cast<std::uint64_t>(value)) : 0;
+    const std::uint32_t kept = amdqp_act_demand_at(demand.load(std::memory_order_relaxed),
+                                                   last_ns.load(std::memory_order_relaxed), now_ns);
+    demand.store(std::max(kept, wgs), std::memory_order_relaxed);
+    // The write index is one past the value, comparable with the read index.
     write_index.store(static_cast<std::uint64_t>(value) + 1, std::memory_order_relaxed);
     std::atomic_ref<std::uint64_t>(slot->doorbells).fetch_add(1, std::memory_order_relaxed);
-    std::atomic_ref<std::uint64_t>(slot->last_doorbell_ns)
-        .store(detail::monotonic_ns(), std::memory_order_release);
+    last_ns.store(now_ns, std::memory_order_release);
     if (was_idle)
         detail::announce_busy(*hdr, ctl);  // may hold this doorbell (ctl_flags HOLD)
 }

@@ -7,6 +7,7 @@
 #ifndef AMDQP_PRELOAD_HSA_HOOKS_HPP
 #define AMDQP_PRELOAD_HSA_HOOKS_HPP
 
+#include "aql_demand.hpp"
 #include "hsa_table.hpp"
 #include "queue_registry.hpp"
 
@@ -17,9 +18,13 @@ namespace amdqp::preload {
 // hold a hook already are left as they are (never wrap twice).
 void patch_table(const TableEntries& e, QueueRegistry* registry, bool stream_priority);
 
-// What a doorbell store records in the queue's slot (exposed for tests and
-// the benchmark).
-void record_doorbell(amdqp_act_slot* slot, std::int64_t value) noexcept;
+// What a doorbell store of @value records in the queue's slot: the write
+// index, the count, the time and, from the packets it publishes in @ring
+// (none when empty), the demand (exposed for tests and the benchmark).
+void record_doorbell(amdqp_act_slot* slot, std::int64_t value, AqlRing ring = {}) noexcept;
+// The same at CLOCK_MONOTONIC time @now_ns (tests).
+void record_doorbell_at(amdqp_act_slot* slot, std::int64_t value, AqlRing ring,
+                        std::uint64_t now_ns) noexcept;
 
 }  // namespace amdqp::preload
 

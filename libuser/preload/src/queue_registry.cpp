@@ -39,6 +39,7 @@ void QueueRegistry::hsa_queue_created(const HsaQueueView& q) {
             doorbells_.erase(r.doorbell);
         r.doorbell = q.doorbell;
         r.read_index_va = q.read_index_va;
+        r.ring_packets = q.ring_packets;
         first_coop = sync(r);
     }
     after_coop_change(first_coop);
@@ -165,7 +166,7 @@ bool QueueRegistry::sync(Record& r) {
     }
     write_slot(r);
     if (r.hsa && r.doorbell && r.slot >= 0)
-        doorbells_.insert(r.doorbell, page_.slot(r.slot));
+        doorbells_.insert(r.doorbell, page_.slot(r.slot), AqlRing::of(r.ring_va, r.ring_packets));
     return first_coop;
 }
 

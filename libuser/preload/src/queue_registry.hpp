@@ -35,6 +35,7 @@ struct HsaQueueView {
     std::uint64_t ring_va = 0;        // hsa_queue_t.base_address
     std::uint64_t doorbell = 0;       // hsa_queue_t.doorbell_signal.handle
     std::uint64_t read_index_va = 0;  // &amd_queue_t.read_dispatch_id
+    std::uint32_t ring_packets = 0;   // hsa_queue_t.size: packets the ring holds
 };
 
 struct CoopOutcome {
@@ -80,6 +81,10 @@ class QueueRegistry {
     amdqp_act_slot* doorbell_slot(std::uint64_t handle) const noexcept {
         return doorbells_.find(handle);
     }
+    // The same with the queue's AQL ring (empty if unknown).
+    DoorbellTarget doorbell(std::uint64_t handle) const noexcept {
+        return doorbells_.find_target(handle);
+    }
 
     std::size_t size() const;
     // The runtime shut down: forget every queue.
@@ -98,6 +103,7 @@ class QueueRegistry {
         bool hsa = false;  // seen through hsa_queue_create
         std::uint64_t doorbell = 0;
         std::uint64_t read_index_va = 0;
+        std::uint32_t ring_packets = 0;
         int slot = -1;
         bool untracked = false;  // no slot free: counted in the page's untracked
         std::uint32_t want_priority = 0;

@@ -13,10 +13,12 @@
 
 namespace amdqp_test {
 
-// The one queue the fake runtime creates: an amd_queue_t-sized block whose
-// ring and doorbell handle are made up.
+// The one queue the fake runtime creates: an amd_queue_t-sized block with a
+// ring of its own (the doorbell hook reads the packets it publishes) and a
+// made-up doorbell handle.
 struct FakeQueue {
     alignas(64) unsigned char bytes[256] = {};
+    alignas(64) hsa_kernel_dispatch_packet_t ring[256] = {};
     hsa_queue_t* hsa() { return reinterpret_cast<hsa_queue_t*>(bytes); }
 };
 inline FakeQueue g_fake_queue;
@@ -27,7 +29,7 @@ inline hsa_status_t fake_create(hsa_agent_t, uint32_t, hsa_queue_type32_t,
                                 void (*)(hsa_status_t, hsa_queue_t*, void*), void*, uint32_t,
                                 uint32_t, hsa_queue_t** queue) {
     hsa_queue_t* q = g_fake_queue.hsa();
-    q->base_address = reinterpret_cast<void*>(0x5000);
+    q->base_address = g_fake_queue.ring;
     q->doorbell_signal.handle = 0xabc0;
     q->size = 256;
     if (queue)

@@ -192,7 +192,8 @@ class E2e : public ::testing::Test {
 };
 
 TEST_F(E2e, QueuesAppearWithTheirPriorityAndDoorbellsAreCounted) {
-    auto app = start({"--queues", "3", "--packets", "5", "--hold"}, tagged_env("high"));
+    auto app = start({"--queues", "3", "--packets", "5", "--workgroups", "6", "--hold"},
+                     tagged_env("high"));
     auto ready = app->line_starting("ready");
     ASSERT_TRUE(ready) << app->stderr_text();
     auto snap = page_of(app->pid());
@@ -206,6 +207,7 @@ TEST_F(E2e, QueuesAppearWithTheirPriorityAndDoorbellsAreCounted) {
         EXPECT_EQ(s.priority, 12u);
         EXPECT_EQ(s.mechanism, AMDQP_ACT_MECH_NONE);
         EXPECT_EQ(s.doorbells, 0u);
+        EXPECT_EQ(s.demand_wgs, 0u);
         EXPECT_NE(std::find(want.begin(), want.end(), s.ring_va), want.end());
     }
 
@@ -217,6 +219,7 @@ TEST_F(E2e, QueuesAppearWithTheirPriorityAndDoorbellsAreCounted) {
     for (const auto& s : snap.slots) {
         EXPECT_EQ(s.doorbells, 5u);
         EXPECT_EQ(s.write_index, 5u);  // packets 0..4 announced
+        EXPECT_EQ(s.demand_wgs, 6u);   // read from the ring by the doorbell hook
         EXPECT_GT(s.last_doorbell_ns, 0u);
         EXPECT_EQ(page.read_index(s), 5u);  // and all consumed: idle
     }

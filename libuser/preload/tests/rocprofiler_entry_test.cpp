@@ -101,9 +101,17 @@ TEST_F(RocprofilerEntry, AsksForTheHsaTableAndInstallsOnce) {
     auto snap = page.snapshot();
     EXPECT_TRUE(snap.header.flags & AMDQP_ACT_F_PRELOAD);
     ASSERT_EQ(snap.slots.size(), 1u);
-    EXPECT_EQ(snap.slots[0].ring_va, 0x5000u);
+    EXPECT_EQ(snap.slots[0].ring_va,
+              reinterpret_cast<std::uint64_t>(amdqp_test::g_fake_queue.ring));
     EXPECT_EQ(snap.slots[0].priority, 12u);
 
+    // Packet 9, a dispatch of 10 work groups, published by the doorbell.
+    hsa_kernel_dispatch_packet_t& p = amdqp_test::g_fake_queue.ring[9];
+    p.grid_size_x = 640;
+    p.grid_size_y = p.grid_size_z = 1;
+    p.workgroup_size_x = 64;
+    p.workgroup_size_y = p.workgroup_size_z = 1;
+    p.header = HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE;
     int stores = amdqp_test::g_fake_stores;
     rt.core.hsa_signal_store_relaxed_fn(hsa_signal_t{0xabc0}, 9);
     rt.core.hsa_signal_store_screlease_fn(hsa_signal_t{0xdef0}, 1);  // not a doorbell
@@ -111,6 +119,7 @@ TEST_F(RocprofilerEntry, AsksForTheHsaTableAndInstallsOnce) {
     snap = page.snapshot();
     EXPECT_EQ(snap.slots[0].doorbells, 1u);
     EXPECT_EQ(snap.slots[0].write_index, 10u);
+    EXPECT_EQ(snap.slots[0].demand_wgs, 10u);
 
     EXPECT_EQ(rt.core.hsa_queue_destroy_fn(q), HSA_STATUS_SUCCESS);
     EXPECT_EQ(amdqp_test::g_fake_destroys, 1);

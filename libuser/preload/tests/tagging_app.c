@@ -9,6 +9,7 @@
  * Options (all optional, in any order):
  *   --queues N        queues to create (1)
  *   --packets N       packets per queue, one doorbell each (4)
+ *   --workgroups N    work groups of each dispatch (grid N, groups of 1: 1)
  *   --threads N       create and feed the queues from N threads at once (1)
  *   --hold            after the queues exist, print "ready PID" and wait for
  *                     a line on stdin before dispatching (the test looks at
@@ -46,9 +47,10 @@
 struct options {
     int queues, packets, threads, hold, announce, fork_plain, exit_status, hsa_priority;
     const char* fork_exec;
+    int workgroups;
 };
 
-static struct options opt = {1, 4, 1, 0, 0, 0, 0, -1, NULL};
+static struct options opt = {1, 4, 1, 0, 0, 0, 0, -1, NULL, 1};
 static hsa_agent_t gpu;
 static int have_gpu;
 static int null_fd = -1;
@@ -75,7 +77,7 @@ static int fail(const char* what, hsa_status_t st) {
     return 1;
 }
 
-/* One kernel-dispatch packet of 1 us on one compute slot. */
+/* One kernel-dispatch packet of 1 us on opt.workgroups compute slots. */
 static void dispatch(hsa_queue_t* q, hsa_signal_t done, int flavour) {
     uint64_t index = hsa_queue_add_write_index_relaxed(q, 1);
     hsa_kernel_dispatch_packet_t* p =
@@ -87,7 +89,7 @@ static void dispatch(hsa_queue_t* q, hsa_signal_t done, int flavour) {
     p->workgroup_size_x = 1;
     p->workgroup_size_y = 1;
     p->workgroup_size_z = 1;
-    p->grid_size_x = 1;
+    p->grid_size_x = (uint32_t)opt.workgroups;
     p->grid_size_y = 1;
     p->grid_size_z = 1;
     p->kernel_object = 1000;
@@ -245,6 +247,9 @@ static int parse(int argc, char** argv) {
             i++;
         } else if (v && !strcmp(a, "--queues")) {
             opt.queues = atoi(v);
+            i++;
+        } else if (v && !strcmp(a, "--workgroups")) {
+            opt.workgroups = atoi(v);
             i++;
         } else if (v && !strcmp(a, "--packets")) {
             opt.packets = atoi(v);

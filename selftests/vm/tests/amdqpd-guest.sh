@@ -273,7 +273,33 @@ check "its exit lifts the confinement" until_ok 5 eval "! confined $LPC" ||
 	show /sys/kernel/debug/amdqp/queues "amdqp.ko's queues"
 kill -TERM "$LPC" "$HPC" 2>/dev/null
 
+# 12. Measured demand: with cu_demand = { high = "auto" }, the high-priority
+# hsa_app's kernels of one work group each (-w 1) need one of the sim
+# GPU's 4 CUs. The tagging layer reads that from the AQL packets into the
+# activity page, and amdqpd confines the low-priority queue to the other
+# 3 (mask 0x0e) instead of suspending it. The high process of step 5
+# goes first: its two-group kernels would add to the demand.
 kill -TERM "$HP2" 2>/dev/null
+sed 's/^\[policy\]/[policy]\ncu_demand = { high = "auto" }/' "$W/amdqpd.toml" >"$W/auto.toml"
+# shellcheck disable=SC2086
+start_app low lpa $LP_ARGS
+start_app high hpa --loop-until-signal -d 500 -w 1 --progress-ms 200 --drain-timeout-s 20
+LPA=$(app_pid lpa)
+HPA=$(app_pid hpa)
+until_ok 10 running "$LPA"
+"$AMDQPD_BIN" --config "$W/auto.toml" >>"$W/amdqpd.log" 2>&1 &
+echo $! >"$W/amdqpd.pid"
+confined_to() { grep -q "pid $1 queue .* running .* CONFINED $2" /sys/kernel/debug/amdqp/queues; }
+check "cu_demand auto: the low-priority queue keeps the 3 CUs the high work's dispatches leave" \
+	until_ok 15 confined_to "$LPA" 0e000000
+confined_to "$LPA" 0e000000 || show /sys/kernel/debug/amdqp/queues "amdqp.ko's queues"
+check "and is never suspended (10 looks over 1+ s)" never_suspended "$LPA" 10
+kill -TERM "$(daemon_pid)"
+wait "$(daemon_pid)"
+check "amdqpd's exit lifts it" until_ok 5 eval "! confined $LPA" ||
+	show /sys/kernel/debug/amdqp/queues "amdqp.ko's queues"
+kill -TERM "$LPA" "$HPA" 2>/dev/null
+
 wait 2>/dev/null
 show "$W/amdqpd.log" "amdqpd log (tail)"
 

@@ -36,7 +36,8 @@
  * process several threads may update one field: counters (@doorbells,
  * @hint_begin, @hint_end) are incremented atomically; @write_index and the
  * timestamps hold the last value stored, so threads ringing one queue at
- * once may leave @write_index a doorbell behind until the next one.
+ * once may leave @write_index a doorbell behind until the next one (and
+ * @demand_wgs without one of their packets).
  * Counters only grow (64-bit, no wrap). The writer publishes a slot by
  * storing @state = LIVE last (release); a reader loads @state first
  * (acquire).
@@ -63,14 +64,21 @@ extern "C" {
 
 #define AMDQP_ACT_MAGIC 0x41435451u /* "QTCA" read as bytes */
 #define AMDQP_ACT_VERSION 1u
-/* minor 1: coop_lease_ns, coop_expired; 2: ctl_*, busy_*, holds; 3: memfd, 64 KiB, untracked */
-#define AMDQP_ACT_VERSION_MINOR 3u
+/*
+ * minor 1: coop_lease_ns, coop_expired; 2: ctl_*, busy_*, holds; 3: memfd, 64 KiB, untracked;
+ * 4: slot demand_wgs (0 in older pages: no demand known)
+ */
+#define AMDQP_ACT_VERSION_MINOR 4u
 #define AMDQP_ACT_MEMFD_NAME "amdqp-act" /* memfd_create(2) name of a page */
 /* What readlink(2) of /proc/PID/fd/N gives for a page */
 #define AMDQP_ACT_MEMFD_LINK "/memfd:" AMDQP_ACT_MEMFD_NAME " (deleted)"
 #define AMDQP_ACT_PAGE_SIZE 65536u
 #define AMDQP_ACT_MAX_SLOTS 1016u /* (AMDQP_ACT_PAGE_SIZE - header) / slot */
 #define AMDQP_ACT_GROUP_LEN 32u
+/* amdqp_act_slot.demand_wgs halves at every multiple of 2^26 ns (~67 ms) of CLOCK_MONOTONIC */
+#define AMDQP_ACT_DEMAND_EPOCH_SHIFT 26u
+/* A doorbell's demand looks at the last this many packets it published at most */
+#define AMDQP_ACT_DEMAND_MAX_PACKETS 8u
 
 /*
  * amdqpd's socket (a unix stream socket in a root-owned directory): a
@@ -127,7 +135,19 @@ extern "C" {
  *	readers with ptrace rights read it with process_vm_readv(2)
  * @queue_id: KFD (or sim) queue id when the tagging layer learned it, else
  *	UINT32_MAX
- * @pad: zero
+ * @demand_wgs: the queue's recent demand: a decaying maximum of the work
+ *	group counts (ceil(grid / workgroup size), multiplied over x, y, z;
+ *	UINT32_MAX when larger) of the kernel-dispatch packets its doorbells
+ *	published, as of @last_doorbell_ns. At each doorbell store the
+ *	writer halves it once for every multiple of
+ *	2^AMDQP_ACT_DEMAND_EPOCH_SHIFT ns of CLOCK_MONOTONIC passed since the
+ *	previous store's @last_doorbell_ns, then raises it to the largest
+ *	count among the last AMDQP_ACT_DEMAND_MAX_PACKETS packets the store
+ *	published (other packet types count 0). A reader does the same
+ *	halving from @last_doorbell_ns to its own time. 0: no dispatch seen
+ *	lately (and in pages of version_minor < 4, where this was padding).
+ *	A hint: readers bound what they do with it (amdqpd: at most the
+ *	whole GPU, for the queue's granted level only).
  */
 struct amdqp_act_slot {
     uint32_t state;
@@ -140,7 +160,7 @@ struct amdqp_act_slot {
     uint64_t last_doorbell_ns;
     uint64_t read_index_va;
     uint32_t queue_id;
-    uint32_t pad;
+    uint32_t demand_wgs;
 };
 
 /**
@@ -242,6 +262,21 @@ struct amdqp_act_header {
     uint64_t untracked;
     uint64_t reserved[39];
 };
+
+/*
+ * @demand, recorded at @since_ns, as of @now_ns: halved once for every
+ * multiple of 2^AMDQP_ACT_DEMAND_EPOCH_SHIFT ns between them (counting
+ * boundaries, not whole periods, so that doorbells closer together than a
+ * period still decay it). @now_ns before @since_ns leaves it as it is.
+ */
+static inline uint32_t amdqp_act_demand_at(uint32_t demand, uint64_t since_ns, uint64_t now_ns) {
+    uint64_t from = since_ns >> AMDQP_ACT_DEMAND_EPOCH_SHIFT;
+    uint64_t to = now_ns >> AMDQP_ACT_DEMAND_EPOCH_SHIFT;
+
+    if (to <= from)
+        return demand;
+    return to - from >= 32 ? 0 : demand >> (to - from);
+}
 
 /** struct amdqp_act_page - the whole page (AMDQP_ACT_PAGE_SIZE bytes) */
 struct amdqp_act_page {

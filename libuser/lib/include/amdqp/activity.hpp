@@ -105,8 +105,15 @@ struct Slot {
     std::uint64_t last_doorbell_ns = 0;  // CLOCK_MONOTONIC, 0 = never
     std::uint64_t read_index_va = 0;     // in the owner; 0 if unknown
     std::optional<std::uint32_t> queue_id;
+    // Decaying maximum of its dispatches' work-group counts as of
+    // last_doorbell_ns (amdqp/activity.h); written by the tenant: a hint.
+    std::uint32_t demand_wgs = 0;
 
     bool known_queue() const noexcept { return queue_id.has_value() && gpu_id != 0; }
+    // demand_wgs as of @now_ns (CLOCK_MONOTONIC): decayed since the last doorbell.
+    std::uint32_t demand_at(std::uint64_t now_ns) const noexcept {
+        return amdqp_act_demand_at(demand_wgs, last_doorbell_ns, now_ns);
+    }
 };
 
 // A consistent-enough copy of a page (fields are read at once, each one

@@ -7,6 +7,7 @@
 #include <array>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,10 @@ enum class SuspendOrder {
 };
 
 std::string_view to_string(SuspendOrder order);
+
+// The most work groups a CU is assumed to run at once (32 waves of a
+// CDNA CU, 64 waves of an RDNA WGP, in groups of one wave, rounded up).
+inline constexpr std::uint32_t kMaxWorkgroupsPerCu = 64;
 
 struct Config {
     // Idle hysteresis: how long a queue whose work ran out still counts as
@@ -62,14 +67,39 @@ struct Config {
     // suspended. 0 (the default: not known) and 1 (the whole GPU) suspend,
     // so with every entry 0 the policy never confines.
     std::array<double, kPriorityMax + 1> cu_demand{};
+    // Adaptive demand: a level set here (its cu_demand left 0) needs what
+    // its active queues' recent dispatches ask for on each GPU
+    // (QueueSample::demand_wgs, from the tagging layer), turned into CUs
+    // by cu_demand_auto and the GPU's geometry (Policy::set_geometry).
+    std::array<bool, kPriorityMax + 1> cu_demand_is_auto{};
+    struct AutoDemand {
+        // The occupancy assumption: work groups one CU runs at once. 1
+        // gives every work group of the largest recent dispatch a CU of
+        // its own, which never slows the high work down; real CUs often
+        // hold several (up to 32 waves: 8 groups of 256 work items).
+        std::uint32_t workgroups_per_cu = 1;
+        // Bounds of a known demand (a fraction of the GPU). At 1 (the
+        // ceiling's default) work that needs the whole GPU suspends the
+        // lower queues; below 1 they always keep 1 - max of it.
+        double min = 0.0;
+        double max = 1.0;
+        // A lower demand takes effect once the higher one was not seen
+        // for this long; a higher one at once. Keeps the mask from
+        // following every request.
+        std::chrono::nanoseconds hold = 1000ms;
+    };
+    AutoDemand cu_demand_auto;
     // The kernel's confinement watchdog (amdqp.ko's max_confine_ms) and the
     // policy's bound below it: a GPU confined this long runs everything for
     // min_run_slice, so the watchdog (and its cooldown) never lifts first.
     std::chrono::nanoseconds max_continuous_confine = 30000ms;
     std::chrono::nanoseconds watchdog_max_confine = 60000ms;
 
-    // Whether some level confines instead of suspending.
+    // Whether some level confines (or, with an adaptive demand, may
+    // confine) instead of suspending.
     bool confines() const;
+    // Whether some level's demand is measured (cu_demand_is_auto).
+    bool adaptive() const;
 
     // Every problem, one sentence each; empty when the config is usable.
     std::vector<std::string> validate() const;

@@ -25,6 +25,11 @@
 //    the same levels, groups and calls; suspension wins where both are
 //    wanted (a group suspended on one GPU is suspended on all). A confined
 //    queue runs, at its share: it starves at (1 - share).
+//  - An adaptive level's demand on a GPU (Config::cu_demand_is_auto) is
+//    the work groups its active queues' recent dispatches ask for, in
+//    CUs of the GPU's geometry, rounded up to eighths of an XCC, capped at
+//    the whole GPU; it rises at once and falls only after
+//    cu_demand_auto.hold. Unknown demand or geometry suspends.
 #ifndef AMDQP_POLICY_POLICY_HPP
 #define AMDQP_POLICY_POLICY_HPP
 
@@ -39,6 +44,7 @@
 #include <string>
 
 #include "amdqp/policy/config.hpp"
+#include "amdqp/policy/cu_mask.hpp"
 #include "amdqp/policy/gap_estimator.hpp"
 #include "amdqp/policy/types.hpp"
 
@@ -94,6 +100,10 @@ class Policy {
         set_unwatched(gpu, Unwatched{lowest_priority, std::nullopt, std::nullopt});
     }
 
+    // @gpu's CU layout (amdqp.ko's CONFINE INFO), which an adaptive demand
+    // needs; without it (or with cu_per_xcc 0) such a level suspends.
+    void set_geometry(std::uint32_t gpu, const CuGeometry& geometry);
+
     // Samples taken now; queues and processes not listed keep their state.
     // Decides and acts before returning.
     void update(std::span<const QueueSample> queues, std::span<const ProcessSample> procs = {});
@@ -111,6 +121,9 @@ class Policy {
     // confine_share(gpu) of its CUs.
     int confine_level(std::uint32_t gpu) const;
     double confine_share(std::uint32_t gpu) const;
+    // The adaptive demand of @level on @gpu the policy holds now (a
+    // fraction of the GPU; 0: none known).
+    double auto_demand(std::uint32_t gpu, int level) const;
     bool active(const QueueKey& key) const;
     std::optional<std::chrono::nanoseconds> hysteresis(const QueueKey& key) const;
     bool coop_suspended(std::int32_t pid) const { return coop_applied_.contains(pid); }
@@ -124,8 +137,9 @@ class Policy {
         GapEstimator est;
         Activity activity = Activity::kIdle;
         std::uint64_t doorbells = 0;
-        bool seen = false;     // a sample arrived (doorbells is a baseline)
-        bool pending = false;  // read index behind write index at the last sample
+        std::uint32_t demand_wgs = 0;  // at the last sample
+        bool seen = false;             // a sample arrived (doorbells is a baseline)
+        bool pending = false;          // read index behind write index at the last sample
         std::int64_t idle_since = 0;
         std::optional<std::int64_t> expired_at;  // hysteresis ran out here
         std::int64_t expired_idle_since = 0;
@@ -140,6 +154,12 @@ class Policy {
         bool suspends() const { return level > 0 && share == 0; }
         bool confines() const { return level > 0 && share > 0; }
         bool operator==(const Hold&) const = default;
+    };
+
+    // An adaptive level's demand on a GPU, held against flapping.
+    struct HeldDemand {
+        double share = 0;     // fraction of the GPU; 0: not known
+        std::int64_t at = 0;  // when the demand last reached it
     };
 
     // A stretch in which the GPU's lower work ran at less than its full
@@ -164,11 +184,17 @@ class Policy {
         double share = 0;                            // applied: 0 suspended, else confined
         bool suspended_victims = false;              // suspended, with work below
         std::optional<std::int64_t> confined_since;  // confined continuously since
+
+        CuGeometry geometry{1, 0};         // cu_per_xcc 0: not known
+        std::map<int, HeldDemand> demand;  // adaptive levels, by level
     };
 
     void observe(Queue& q, const QueueSample* s, bool hinted, std::int64_t now);
     void go_busy(Queue& q, std::int64_t at);
     void expire(std::int64_t now);
+    void track_demand(std::int64_t now);
+    // @wgs work groups as a fraction of @geo (quantized, bounded).
+    double demand_share(std::uint64_t wgs, const CuGeometry& geo) const;
     void decide();
     std::map<std::uint32_t, Hold> wanted(std::int64_t now) const;
     double kept_share(std::uint32_t gpu, int level) const;

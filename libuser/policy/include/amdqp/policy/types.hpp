@@ -51,6 +51,10 @@ struct QueueSample {
     // queue counts as idle as soon as a sample sees no new doorbell.
     bool read_index_known = true;
     std::uint64_t read_index = 0;
+    // The largest work-group count of its recent kernel dispatches, as of
+    // the sample (the page's decaying demand_wgs); 0: none seen lately.
+    // Used where its level's demand is adaptive (Config::cu_demand_is_auto).
+    std::uint32_t demand_wgs = 0;
 };
 
 // A process's hint counters (amdqp_busy_begin/end): busy while they differ.
