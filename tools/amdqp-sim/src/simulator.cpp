@@ -465,7 +465,6 @@ Ns Simulator::apply(std::uint32_t gpu, bool suspend, int priority, Ns start) {
         return start;
     Ns done = start;
     if (d.p.kind == DeviceKind::kHws) {
-        const Ns t0 = std::max(start, d.stall_until);
         double before = 0, after = 0;
         for (int si : d.streams) {
             auto& s = streams_[static_cast<std::size_t>(si)];
@@ -481,11 +480,7 @@ Ns Simulator::apply(std::uint32_t gpu, bool suspend, int priority, Ns start) {
                 after += s.suspended ? s.saved_resident : res;
             s.suspended = now_suspended;
         }
-        const auto cost = hws_update_cost(d.p.hws, d.p.compute_fraction, before, after);
-        d.stall_until = t0 + cost.total();
-        d.stall_ns += cost.total();
-        ++d.updates;
-        done = d.stall_until;
+        done = runlist_update(d, start, before, after);
     } else {
         // MES (and the timeslice model, for what-if runs): per queue.
         Ns cursor = std::max(start, d.mes_busy_until);
@@ -511,6 +506,17 @@ Ns Simulator::apply(std::uint32_t gpu, bool suspend, int priority, Ns start) {
     return done;
 }
 
+// One HWS runlist update, from @start or when the device's last one ends:
+// unmap, save the waves resident @before, map, restore those resident
+// @after (shares of the device). The device runs nothing meanwhile.
+Ns Simulator::runlist_update(Device& d, Ns start, double before, double after) {
+    const auto cost = hws_update_cost(d.p.hws, d.p.compute_fraction, before, after);
+    d.stall_until = std::max(start, d.stall_until) + cost.total();
+    d.stall_ns += cost.total();
+    ++d.updates;
+    return d.stall_until;
+}
+
 // CONFINE BELOW (@share > 0: queues below @priority keep @share of the
 // device) or RELEASE (@share 0) on one device. HWS: one runlist update, the
 // waves resident before saved and those of the new runlist restored (a
@@ -532,26 +538,17 @@ Ns Simulator::apply_confine(std::uint32_t gpu, double share, int priority, Ns st
         return start;
     Ns done = start;
     if (d.p.kind == DeviceKind::kHws) {
-        const Ns t0 = std::max(start, d.stall_until);
+        // A suspended queue's mask changes with the runlist too, but it
+        // has no waves on the device before or after.
         double before = 0, after = 0;
         for (int si : d.streams) {
             auto& s = streams_[static_cast<std::size_t>(si)];
-            if (s.suspended)
-                continue;
-            before += resident(s, d);
+            const bool on = !s.suspended;
+            before += on ? resident(s, d) : 0.0;
             s.confined = target(s);
-            after += resident(s, d);
+            after += on ? resident(s, d) : 0.0;
         }
-        const auto cost = hws_update_cost(d.p.hws, d.p.compute_fraction, before, after);
-        d.stall_until = t0 + cost.total();
-        d.stall_ns += cost.total();
-        ++d.updates;
-        done = d.stall_until;
-        // A suspended queue's mask changes with the runlist too.
-        for (int si : d.streams) {
-            auto& s = streams_[static_cast<std::size_t>(si)];
-            s.confined = target(s);
-        }
+        done = runlist_update(d, start, before, after);
     } else {
         Ns cursor = std::max(start, d.mes_busy_until);
         for (int si : changed) {

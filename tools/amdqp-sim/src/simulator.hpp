@@ -126,6 +126,7 @@ class Simulator {
     void daemon_step();
     Ns apply(std::uint32_t gpu, bool suspend, int priority, Ns start);
     Ns apply_confine(std::uint32_t gpu, double share, int priority, Ns start);
+    Ns runlist_update(Device& d, Ns start, double before, double after);
     Ns arrival_of(const Job& j, std::uint64_t n) const;
     Ns due(const Stream& s) const;
     Ns measure_end() const { return sc_.measure_end > 0 ? sc_.measure_end : sc_.duration; }
