@@ -148,20 +148,23 @@ def launch_cost(folder: Path):
             if mode == "none":
                 continue
             rows.append([str(p.relative_to(folder)), d.get("date", "-")[:16],
+                         str(d.get("device", "-")).removeprefix("NVIDIA "),
                          f"{cfg.get('cpu_a', '-')},{cfg.get('cpu_b', '-')}", mode,
                          summ["none"]["async"], v["async"], v["async_vs_none"],
                          summ["none"]["sync"], v["sync"], v["sync_vs_none"]])
-    s = ("## A second process next to a launch-bound one (lent NVIDIA H100, "
+    s = ("## A second process next to a launch-bound one (lent NVIDIA H100 and H200, "
          "experiments/dual_model/launch_cost.py)\n\nProcess A issues tiny kernels while "
          "process B is absent or in the named mode (`cpu`: the same PyTorch loop on a CPU "
          "tensor; `gpu`: on the GPU; `gapN`: on the GPU with N us of host time after each "
-         "launch). async: A's us per launch (200 per synchronize); sync: A's launch-to-"
-         "completion round trip. Measured on NVIDIA GPUs, never AMD results; what they say "
+         "launch; `spinN`: N-us busy-wait kernels kept queued, a context that never runs "
+         "dry, as a collective spinning for its peers). async: A's us per launch (200 per "
+         "synchronize); sync: A's launch-to-completion round trip (next to `spinN`, B's "
+         "whole time slice). Measured on NVIDIA GPUs, never AMD results; what they say "
          "about the LLM runs is in experiments/results/README.md.\n\n")
     if not rows:
         return s + _missing("experiments/results/launch_cost*.json",
                             "python3 experiments/dual_model/launch_cost.py --out FILE")
-    return s + _table(["file", "date", "CPUs A,B", "B", "async none us", "async us",
+    return s + _table(["file", "date", "GPU", "CPUs A,B", "B", "async none us", "async us",
                        "ratio", "sync none us", "sync us", "ratio"], rows) + "\n"
 
 

@@ -15,6 +15,10 @@ process (B) in turn:
   gapN   the gpu loop with N us of busy host time after every launch: where
          A's round trip falls back is how long the GPU lets a context that
          ran dry keep it (the simulator's timeslice dry hold)
+  spinN  kernels that each busy-wait N us on the GPU, queued back to back:
+         a context that never runs dry, like a collective spinning for its
+         peers; A's stalled round trips are the time slice B gets while A
+         waits, the time between them A's own (the simulator's slice)
 
 A's loops, each half a window long, timed per iteration:
 
@@ -60,6 +64,39 @@ def _gap_s(mode: str) -> Optional[float]:
     return us * 1e-6 if us >= 0 else None
 
 
+def _spin_us(mode: str) -> Optional[float]:
+    """spinN -> N us; None for any other mode name."""
+    if not mode.startswith("spin"):
+        return None
+    try:
+        us = float(mode[4:])
+    except ValueError:
+        return None
+    return us if us > 0 else None
+
+
+def _spin_loop(torch, conn, us: float) -> int:
+    """Keeps @us-long busy-wait kernels queued until told to stop."""
+    # torch.cuda._sleep spins for a number of GPU clock cycles: fit them to
+    # microseconds on this GPU first.
+    cycles = 1_000_000
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    torch.cuda._sleep(cycles)
+    torch.cuda.synchronize()
+    per_us = cycles / ((time.perf_counter() - t) * 1e6)
+    k = max(1, int(us * per_us))
+    # Enough kernels between synchronizes that the queue never drains.
+    burst = max(2, int(100_000 / us))
+    n = 0
+    while not conn.poll():
+        for _ in range(burst):
+            torch.cuda._sleep(k)
+        torch.cuda.synchronize()
+        n += burst
+    return n
+
+
 def partner_main(conn, mode: str, device: str, cpu: int) -> None:
     """B: the partner of one window; runs until told to stop."""
     import torch
@@ -72,7 +109,10 @@ def partner_main(conn, mode: str, device: str, cpu: int) -> None:
     gap = _gap_s(mode) or 0.0
     conn.send("ready")
     n, t0 = 0, time.monotonic()
-    while not conn.poll():
+    spin = _spin_us(mode)
+    if spin is not None:
+        n = _spin_loop(torch, conn, spin)
+    while spin is None and not conn.poll():
         if mode == "idle":
             time.sleep(0.01)
             continue
@@ -89,10 +129,31 @@ def partner_main(conn, mode: str, device: str, cpu: int) -> None:
     conn.send(n / (time.monotonic() - t0))
 
 
+STALL_US = 100.0  # a round trip this long waited for the other context
+
+
+def _stalls(starts: list[float], per: list[float]) -> dict[str, Any]:
+    """Round trips that waited for the other context: how long, how often."""
+    slow = [(t, us) for t, us in zip(starts, per) if us > STALL_US]
+    out: dict[str, Any] = {"count": len(slow)}
+    if slow:
+        waits = sorted(us for _, us in slow)
+        out["us_p50"] = round(statistics.median(waits), 1)
+        out["us_p90"] = round(waits[int(0.9 * (len(waits) - 1))], 1)
+        out["us_max"] = round(waits[-1], 1)
+    if len(slow) >= 2:
+        # From the end of one stall to the start of the next: the slice A
+        # kept (with B waiting) before the GPU went back to B.
+        gaps = [(b[0] - (a[0] + a[1] * 1e-6)) * 1e6 for a, b in zip(slow, slow[1:])]
+        out["between_us_p50"] = round(statistics.median(gaps), 1)
+    return out
+
+
 def _measure(torch, x, window: float, batch: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for kind in ("async", "sync"):
         per: list[float] = []
+        starts: list[float] = []
         t_end = time.monotonic() + window / 2
         while time.monotonic() < t_end:
             k = batch if kind == "async" else 1
@@ -100,12 +161,15 @@ def _measure(torch, x, window: float, batch: int) -> dict[str, Any]:
             for _ in range(k):
                 x.add_(1.0)
             torch.cuda.synchronize()
+            starts.append(t)
             per.append((time.perf_counter() - t) * 1e6 / k)
         out[kind] = {
             "iterations": len(per),
             "us_p50": round(statistics.median(per), 3),
             "us_mean": round(statistics.fmean(per), 3),
         }
+        if kind == "sync":
+            out[kind]["stalls"] = _stalls(starts, per)
     return out
 
 
@@ -121,13 +185,15 @@ def main() -> int:
                    help="CPUs A and its partner B are pinned to (default: the first "
                         "usable one and the one half way up the list; 'none': not pinned)")
     p.add_argument("--modes", default=",".join(MODES),
-                   help=f"comma-separated subset of {','.join(MODES)} and gapN (none is always run)")
+                   help=f"comma-separated subset of {','.join(MODES)}, gapN and spinN "
+                        "(none is always run)")
     p.add_argument("--out", required=True, help="result JSON")
     a = p.parse_args()
     if a.window <= 0 or a.rounds < 1 or a.batch < 1:
         p.error("--window must be > 0, --rounds and --batch >= 1")
     wanted = a.modes.split(",")
-    bad = [m for m in wanted if m not in MODES and _gap_s(m) is None]
+    bad = [m for m in wanted
+           if m not in MODES and _gap_s(m) is None and _spin_us(m) is None]
     if bad:
         p.error(f"--modes: unknown {', '.join(bad)}")
     modes = ["none"] + [m for m in wanted if m != "none"]
@@ -177,6 +243,13 @@ def main() -> int:
         ws = [w for w in windows if w["mode"] == mode]
         summary[mode] = {k: round(statistics.median(w[k]["us_p50"] for w in ws), 3)
                          for k in ("async", "sync")}
+        stalls = [w["sync"]["stalls"] for w in ws if w["sync"]["stalls"]["count"]]
+        summary[mode]["stalls_per_s"] = round(
+            sum(w["sync"]["stalls"]["count"] for w in ws) / (len(ws) * a.window / 2), 1)
+        for k in ("us_p50", "us_p90", "between_us_p50"):
+            vals = [st[k] for st in stalls if k in st]
+            if vals:
+                summary[mode][f"stall_{k}"] = round(statistics.median(vals), 1)
     base = summary["none"]
     for mode in modes:
         summary[mode]["async_vs_none"] = round(summary[mode]["async"] / base["async"], 3)
@@ -197,7 +270,10 @@ def main() -> int:
     for mode in modes:
         s = summary[mode]
         print(f"{mode:5s} async {s['async']:7.2f} us/launch ({s['async_vs_none']:.2f}x)  "
-              f"sync {s['sync']:7.2f} us ({s['sync_vs_none']:.2f}x)")
+              f"sync {s['sync']:7.2f} us ({s['sync_vs_none']:.2f}x)  "
+              f"stalls {s['stalls_per_s']}/s, {s.get('stall_us_p50', '-')} us "
+              f"(p90 {s.get('stall_us_p90', '-')}), "
+              f"{s.get('stall_between_us_p50', '-')} us apart")
     return 0
 
 
