@@ -84,10 +84,17 @@ for r in experiments/results/dual_model-*.json experiments/results/llm_tp-*.json
 	[ -d "$t" ] && pairs+=(--result "$r" --timelines "$t")
 done
 amdqp_log "amdqp-sim validate: $((${#pairs[@]} / 4)) case(s)"
-# The TP runs the TP model was designed on (tools/amdqp-sim/README.md,
-# session 7) are listed, never counted.
-design=(--design-run llm_tp-deepseek-tp2-rate05-h100x4-r2
-	--design-run llm_tp-deepseek-tp4-h100x4-r1)
+# The TP runs the TP model was designed on are listed, never counted
+# (tools/amdqp-sim/README.md): session 7's design runs, and since the ring
+# collectives of session 11 every TP run made before them.
+design=()
+for r in llm_tp-deepseek-tp2-rate05-h100x4-r2 llm_tp-deepseek-tp4-h100x4-r1 \
+	llm_tp-deepseek-tp2-h100x4-r3 llm_tp-dense-tp2-rate05-h100x4-r1 \
+	llm_tp-deepseek-tp4-rate05-h100x4-r2 llm_tp-dense-tp4-rate05-h100x4-r2 \
+	llm_tp-deepseek-tp2-rate05-h200x2-r1 llm_tp-dense-tp2-h200x2-r1 \
+	llm_tp-deepseek-tp2-h200x2-r1; do
+	design+=(--design-run "$r")
+done
 rc=0
 "$sim" validate "${pairs[@]}" "${design[@]}" --calibrate-on h200_dual_r18_r50bs1024 --json \
 	>bench/out/sim/validate.json || rc=$?

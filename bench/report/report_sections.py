@@ -238,14 +238,19 @@ def simulator(val, sweep, figs, results=()):
     tp_multi = sorted((int(k), v) for k, v in by_tp.items() if k != "1")
     if tp_multi:
         s += ("Tensor parallelism, each degree on its own runs (the TP model of tools/amdqp-sim/README.md, "
-              "session 7: every rank's timeline, peer waits stripped, collectives end at the last rank, "
-              "overload queues): "
-              + ", ".join(f"TP {k}: {_f(v, 1)} %" for k, v in tp_multi)
+              "session 11: every rank's timeline, peer waits stripped, collectives as ring steps a rank "
+              "takes only while on its GPU, overload queues): "
+              + ", ".join(f"TP {k}: " + (f"{_f(v, 1)} %" if v is not None else "no run counts")
+                          for k, v in tp_multi)
               + f" (limit {_f(limit, 0)} %). ")
         bad = [k for k, v in tp_multi if v is None or v > limit]
+        unseen = all(v is None for _, v in tp_multi)
         if bad:
-            s += ("**No tensor-parallel prediction is reported (MI308X TP 8 included): the TP validation "
-                  "error is above the limit.** The one-GPU predictions below rest on TP 1's error only.\n\n")
+            why = ("every TP run so far is one the model was chosen on (design runs, listed below, "
+                   "never counted); runs made after its last change are needed" if unseen else
+                   "the TP validation error is above the limit")
+            s += ("**No tensor-parallel prediction is reported (MI308X TP 8 included): " + why +
+                  ".** The one-GPU predictions below rest on TP 1's error only.\n\n")
         else:
             s += "\n\n"
     s += f"({val.get('basis', 'HP P99')}; model `{val.get('model')}`; limit {_f(limit, 0)} %.)\n\n"

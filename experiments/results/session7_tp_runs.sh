@@ -3,13 +3,16 @@
 # Session 7's tensor-parallel llm_tp runs on a lent multi-GPU machine (the
 # plan: README.md, "Session 7 TP runs: plan"). One device command each:
 #
-#   bash experiments/results/session7_tp_runs.sh cmd1|cmd2|cmd3|cmd4|cmd5|cmd6|cmd7
+#   bash experiments/results/session7_tp_runs.sh cmd1|...|cmd12   (cmd8-12: KIND=h200x2 ...)
 #
 # Writes everything under $OUT/s7/ and packs it into $OUT/s7-<cmd>.tar.gz
 # (the device tool returns at most 8 files). The stall sentinel
 # (experiments/common/stall_sentinel.py) runs beside every command.
 set -u
 cmd=$1
+case $cmd in
+cmd8 | cmd9 | cmd10 | cmd11 | cmd12) : "${KIND:?set KIND to the lent machine, e.g. h200x2}" ;;
+esac
 OUT=${OUT:?OUT must be set}
 R=$OUT/s7
 mkdir -p "$R/tl"
@@ -89,6 +92,23 @@ cmd6)
   run llm_tp-dense-tp2-h200x2-r1 0,1 "$ALL" "${DN[@]}" --tp 2 --rate 1 "${PH[@]}" ;;
 cmd7)
   run llm_tp-deepseek-tp2-h200x2-r1 0,1 "$ALL" "${DS[@]}" --tp 2 --rate 1 "${PH[@]}" ;;
+# After session 11 (README.md, "TP runs after the ring model: plan"): the
+# ring model's first unseen runs. KIND names the lent machine in the run
+# names (h200x2, h100x4, ...).
+cmd8)
+  echo "$(date -u +%T) cuda_tp2 test"
+  CUDA_VISIBLE_DEVICES=0,1 timeout 170 python3 experiments/llm_tp/tests/cuda_tp2.py \
+    > "$R/cuda_tp2.log" 2>&1
+  echo "$(date -u +%T) cuda_tp2 exit $?"
+  run "llm_tp-deepseek-tp2-rate05-${KIND:?}-r2" 0,1 "$ALL" "${DS[@]}" --tp 2 --rate 0.5 "${PH[@]}" ;;
+cmd9)
+  run "llm_tp-deepseek-tp2-${KIND:?}-r2" 0,1 "$ALL" "${DS[@]}" --tp 2 --rate 1 "${PH[@]}" ;;
+cmd10)
+  run "llm_tp-dense-tp2-rate05-${KIND:?}-r2" 0,1 "$ALL" "${DN[@]}" --tp 2 --rate 0.5 "${PH[@]}" ;;
+cmd11)
+  run "llm_tp-deepseek-tp4-rate05-${KIND:?}-r3" 0,1,2,3 "$ALL" "${DS[@]}" --tp 4 --rate 0.5 "${PH[@]}" ;;
+cmd12)
+  run "llm_tp-deepseek-tp4-${KIND:?}-r2" 0,1,2,3 "$ALL" "${DS[@]}" --tp 4 --rate 1 "${PH[@]}" ;;
 *) echo "unknown command $cmd"; exit 2 ;;
 esac
 touch "$R/stop-$cmd"

@@ -169,7 +169,7 @@ struct ValidateOpts {
     double max_error = 20;
     double hp_occ = 0.1, lp_occ = 1.0, duration_s = 60, launch_stretch = 1.0;
     bool json = false, all_runs = false, no_host_probe = false, host_overlap = false;
-    bool queue_noise = false;
+    bool queue_noise = false, arrival_collectives = false;
     std::vector<std::string> design_runs;
     DeviceOpts dev;
 };
@@ -197,8 +197,10 @@ int do_validate(ValidateOpts& o) {
     setup.host_probe = !o.no_host_probe;
     setup.host_overlap = o.host_overlap;
     setup.queue_noise = o.queue_noise;
-    const bool what_if =
-        o.launch_stretch != 1.0 || o.no_host_probe || o.host_overlap || o.queue_noise;
+    if (o.arrival_collectives)
+        setup.collectives = sim::Collectives::kArrival;
+    const bool what_if = o.launch_stretch != 1.0 || o.no_host_probe || o.host_overlap ||
+                         o.queue_noise || o.arrival_collectives;
     // The host probe is what lets a run count; what-ifs that replace it
     // (a user's stretch, none at all) count every run.
     const bool every_run = o.all_runs || o.no_host_probe || o.launch_stretch != 1.0;
@@ -212,6 +214,8 @@ int do_validate(ValidateOpts& o) {
         out["host_overlap"] = true;
     if (o.queue_noise)
         out["queue_noise"] = true;
+    if (o.arrival_collectives)
+        out["collectives"] = "arrival";
     std::optional<std::size_t> cal;
     if (!o.calibrate_on.empty()) {
         for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -305,8 +309,12 @@ int do_validate(ValidateOpts& o) {
             std::cout << sep << "--host-overlap";
             sep = " ";
         }
-        if (o.queue_noise)
+        if (o.queue_noise) {
             std::cout << sep << "--queue-noise";
+            sep = " ";
+        }
+        if (o.arrival_collectives)
+            std::cout << sep << "--arrival-collectives";
         std::cout << ", not a validation): largest error " << std::fixed << std::setprecision(1)
                   << overall << " % (" << basis << ")\n";
         return 0;
@@ -414,6 +422,10 @@ int main(int argc, char** argv) {
                   "minus its simulated one) goes through the contended phase's queue, every "
                   "request with every residual, instead of every alone TTFT residual being "
                   "added to every simulated contended TTFT; not a validation");
+    val->add_flag("--arrival-collectives", vo.arrival_collectives,
+                  "what-if (TP > 1): a collective progresses once every rank has started it, "
+                  "on its GPU or not (the TP model frozen in 55d0323), instead of ring steps "
+                  "taken only while a rank runs; not a validation");
     val->add_option("--design-run", vo.design_runs,
                     "a case (file stem) the model's structure was chosen on: predicted and "
                     "listed as a group of its own, not counted (repeat)");

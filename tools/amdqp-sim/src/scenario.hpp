@@ -14,6 +14,20 @@
 
 namespace amdqp::sim {
 
+// How a tensor-parallel job's collectives progress across its ranks.
+enum class Collectives {
+    // As NCCL's and RCCL's ring all-reduce: 2 (n - 1) steps; a rank
+    // finishes step k only while it runs on its GPU and after the rank
+    // before it in the ring finished step k - 1 (whose data it then sent).
+    // Ranks resident together finish at once; ranks that take turns on
+    // their GPUs (time slicing, a suspended peer) each wait for the others'
+    // turns, as the real kernels do.
+    kRing,
+    // A collective progresses once every rank has started it, resident or
+    // not (the TP model frozen in 55d0323, kept for comparison).
+    kArrival,
+};
+
 struct WorkloadSpec {
     std::string name;
     int priority = 7;  // KFD scale: low 2, normal 7, high 12
@@ -33,6 +47,7 @@ struct WorkloadSpec {
     // latency, or 0.
     Ns host_overhead = 0;
     std::string group;  // tensor-parallel group; empty: its own unit (or "<name>" if tp > 1)
+    Collectives collectives = Collectives::kRing;
     // Tokens a request produces after its first (TPOT = (end - first token)
     // / this); 0: no TTFT/TPOT. Needs timelines with first_token marked.
     int tokens_after_first = 0;

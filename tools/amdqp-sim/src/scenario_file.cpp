@@ -148,11 +148,11 @@ Scenario parse_scenario(const nlohmann::json& j, const std::string& base_dir) {
         return path.is_absolute() ? p : (std::filesystem::path(base_dir) / path).string();
     };
     for (const auto& w : j.at("workloads")) {
-        check_keys(
-            w,
-            {"name", "priority", "timeline", "timelines", "gpus", "rate_per_s", "first_arrival_ms",
-             "occupancy", "cu_fraction", "duration_scale", "host_overhead_us", "group"},
-            "workload");
+        check_keys(w,
+                   {"name", "priority", "timeline", "timelines", "gpus", "rate_per_s",
+                    "first_arrival_ms", "occupancy", "cu_fraction", "duration_scale",
+                    "host_overhead_us", "group", "collectives"},
+                   "workload");
         WorkloadSpec s;
         s.name = w.value("name", std::string{});
         if (s.name.empty())
@@ -174,6 +174,14 @@ Scenario parse_scenario(const nlohmann::json& j, const std::string& base_dir) {
         s.cu_fraction = w.value("cu_fraction", 1.0);
         s.host_overhead = us(w, "host_overhead_us", 0);
         s.group = w.value("group", std::string{});
+        const auto coll = w.value("collectives", std::string("ring"));
+        if (coll == "ring")
+            s.collectives = Collectives::kRing;
+        else if (coll == "arrival")
+            s.collectives = Collectives::kArrival;
+        else
+            throw std::runtime_error("workload " + s.name +
+                                     ": collectives must be ring or arrival");
         sc.workloads.push_back(std::move(s));
     }
     if (j.contains("daemon")) {

@@ -150,6 +150,7 @@ void Simulator::start_request(Job& j) {
     j.ranks_done = 0;
     j.first_token_at = -1;
     j.nccl_arrivals.clear();
+    j.rings.clear();
     const std::uint64_t n = j.next_req++;
     for (std::size_t r = 0; r < j.streams.size(); ++r) {
         auto& s = streams_[static_cast<std::size_t>(j.streams[r])];
@@ -234,7 +235,8 @@ bool Simulator::process_completions() {
         if (h.cls == KernelClass::kNccl) {
             // A collective ends only after every rank reached it.
             auto& j = jobs_[static_cast<std::size_t>(s.job)];
-            if (j.nccl_arrivals[h.nccl_seq] < static_cast<int>(j.streams.size()))
+            if (j.nccl_arrivals[h.nccl_seq] < static_cast<int>(j.streams.size()) ||
+                !collective_done(s))
                 continue;
         }
         if (h.log != SIZE_MAX)
@@ -386,8 +388,10 @@ bool Simulator::timeslice_owner(Device& d, const std::vector<int>& cands) {
 
 bool Simulator::recompute(Device& d) {
     bool arrived = false;
-    for (int si : d.streams)
+    for (int si : d.streams) {
         streams_[static_cast<std::size_t>(si)].rate = 0;
+        streams_[static_cast<std::size_t>(si)].on_gpu = false;
+    }
     if (now_ < d.stall_until)
         return false;
     std::vector<int> cands;
@@ -427,9 +431,11 @@ bool Simulator::recompute(Device& d) {
                 ++j.nccl_arrivals[h.nccl_seq];
                 arrived = true;
             }
-            x.progressing =
-                x.progressing && j.nccl_arrivals[h.nccl_seq] == static_cast<int>(j.streams.size());
+            x.progressing = x.progressing &&
+                            j.nccl_arrivals[h.nccl_seq] == static_cast<int>(j.streams.size()) &&
+                            collective_done(s);
         }
+        s.on_gpu = !s.suspended;
         if (!h.started) {
             h.started = true;
             if (h.log != SIZE_MAX)
@@ -447,7 +453,54 @@ bool Simulator::recompute() {
     bool arrived = false;
     for (auto& [id, d] : devices_)
         arrived = recompute(d) || arrived;
-    return arrived;
+    // Ring steps depend on which ranks every device runs now: after all of
+    // them, and a second pass (the caller's) gives finished rings their rate.
+    return ring_steps() || arrived;
+}
+
+bool Simulator::collective_done(const Stream& s) const {
+    const auto& j = jobs_[static_cast<std::size_t>(s.job)];
+    const int n = static_cast<int>(j.streams.size());
+    if (n == 1 || j.spec.collectives != Collectives::kRing)
+        return true;
+    const auto it = j.rings.find(s.hwq.front().nccl_seq);
+    return it != j.rings.end() && it->second.done[static_cast<std::size_t>(s.rank)] >= 2 * (n - 1);
+}
+
+// Every rank on its GPU with a ring collective at its head takes the steps
+// it can: it sends step 1 on arrival, finishes step k once the rank before
+// it has sent step k, and then sends step k + 1; to a fixpoint, so that
+// ranks resident together finish at once.
+bool Simulator::ring_steps() {
+    bool any = false;
+    for (bool changed = true; changed; any = any || changed) {
+        changed = false;
+        for (const auto& s : streams_) {
+            if (!s.on_gpu || s.hwq.empty() || s.hwq.front().cls != KernelClass::kNccl ||
+                !s.hwq.front().started)
+                continue;
+            auto& j = jobs_[static_cast<std::size_t>(s.job)];
+            const int n = static_cast<int>(j.streams.size());
+            if (n == 1 || j.spec.collectives != Collectives::kRing)
+                continue;
+            const int steps = 2 * (n - 1);
+            auto& ring = j.rings[s.hwq.front().nccl_seq];
+            ring.done.resize(static_cast<std::size_t>(n), 0);
+            ring.sent.resize(static_cast<std::size_t>(n), 0);
+            const auto r = static_cast<std::size_t>(s.rank);
+            const auto prev = static_cast<std::size_t>((s.rank + n - 1) % n);
+            if (ring.sent[r] == 0) {
+                ring.sent[r] = 1;
+                changed = true;
+            }
+            while (ring.done[r] < steps && ring.sent[prev] > ring.done[r]) {
+                ++ring.done[r];
+                ring.sent[r] = std::min(ring.done[r] + 1, steps);
+                changed = true;
+            }
+        }
+    }
+    return any;
 }
 
 Ns Simulator::apply(std::uint32_t gpu, bool suspend, int priority, Ns start) {

@@ -83,6 +83,12 @@ class Simulator {
         double saved_resident = 0;
         Ns removing_until = 0, avail_at = 0;  // MES remove/add in progress
         double rate = 0;
+        bool on_gpu = false;  // its head kernel runs (or spins) on the device now
+    };
+    // A ring collective's progress: per rank, the steps it finished and
+    // the last step whose data it sent to the next rank.
+    struct Ring {
+        std::vector<int> done, sent;
     };
     struct Job {
         WorkloadSpec spec;
@@ -93,6 +99,7 @@ class Simulator {
         Ns first_token_at = -1;
         int ranks_done = 0;
         std::map<int, int> nccl_arrivals;
+        std::map<int, Ring> rings;  // by collective, Collectives::kRing
         std::vector<double> latencies_ms, ttft_ms, tpot_ms;
         std::vector<Ns> completions;
         std::uint64_t dropped = 0;
@@ -122,6 +129,8 @@ class Simulator {
     bool recompute();
     bool recompute(Device& d);
     bool timeslice_owner(Device& d, const std::vector<int>& cands);
+    bool ring_steps();
+    bool collective_done(const Stream& s) const;
     double resident(const Stream& s, const Device& d) const;
     void daemon_step();
     Ns apply(std::uint32_t gpu, bool suspend, int priority, Ns start);

@@ -401,12 +401,14 @@ Scenario case_scenario(const Case& c, const CaseSetup& s, const std::vector<Time
     hp.ranks = hp_tls;
     hp.gpus = gpus;
     hp.occupancy = s.hp_occupancy;
+    hp.collectives = s.collectives;
     WorkloadSpec lp;
     lp.name = "lp";
     lp.priority = 2;
     lp.ranks = lp_tls;
     lp.gpus = gpus;
     lp.occupancy = s.lp_occupancy;
+    lp.collectives = s.collectives;
     if (c.experiment == Experiment::kLlmTp) {
         hp.arrivals =
             to_ns(phase == Phase::kContended ? c.hp_arrivals_contended : c.hp_arrivals_alone);
@@ -730,6 +732,7 @@ Prediction predict(const Case& c, const CaseSetup& s) {
         }
     }
     p.tp = c.tp;
+    p.collectives = s.collectives;
     p.notes = c.notes;
     // At TP > 1 the ranks were fitted to the wall time as one job when
     // loaded (tp.hpp), and every profiled request is replayed in turn, not
@@ -953,9 +956,12 @@ std::string format_prediction(const Prediction& p) {
         o << "; HP per request " << (p.host_from_issue ? "by its decode issue time" : "by time")
           << " x" << *p.hp_host_min << " .. x" << *p.hp_host_max;
     o << ")\n";
-    if (p.tp > 1)
+    if (p.tp > 1 && p.collectives == Collectives::kRing)
+        o << "  TP " << p.tp << ": one stream per rank and GPU, collectives as rings of "
+          << 2 * (p.tp - 1) << " steps, a rank stepping only while on its GPU\n";
+    else if (p.tp > 1)
         o << "  TP " << p.tp << ": one stream per rank and GPU, collectives end when the last rank "
-          << "arrives\n";
+          << "arrives (what-if: --arrival-collectives)\n";
     for (const auto& n : p.notes)
         o << "  assumed: " << n << "\n";
     if (p.predicted_dropped && (p.measured_dropped.value_or(0) > 0 || *p.predicted_dropped > 0))
@@ -1038,6 +1044,7 @@ nlohmann::json to_json(const Prediction& p) {
         j["host_ratio_hp_per_request"] = {*p.hp_host_min, *p.hp_host_max};
     if (p.tp > 1) {
         j["tp"] = p.tp;
+        j["collectives"] = p.collectives == Collectives::kRing ? "ring" : "arrival";
         j["host_from_issue"] = p.host_from_issue;
         j["assumed"] = p.notes;
     }

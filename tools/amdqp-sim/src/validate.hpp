@@ -120,6 +120,9 @@ struct CaseSetup {
     // TP > 1: the HP's host factors from its decode issue times
     // (Case::hp_issue_factors) instead of the host probe's.
     bool tp_issue_host = true;
+    // TP > 1: how collectives progress (scenario.hpp); kArrival is the
+    // model frozen in 55d0323, a what-if since session 11.
+    Collectives collectives = Collectives::kRing;
 };
 
 // A predicted distribution: every value stands for @weight requests.
@@ -155,6 +158,7 @@ struct Prediction {
     bool lp_scale_fitted = false;  // then LP throughput is no validation
     bool calibration = false;      // this case's HP P99 was fitted
     int tp = 1;
+    Collectives collectives = Collectives::kRing;  // as simulated (TP > 1)
     bool host_from_issue = false;    // HP host factors from decode issue times (TP > 1)
     std::vector<std::string> notes;  // Case::notes
     std::optional<double> measured_dropped, predicted_dropped;  // llm_tp, contended

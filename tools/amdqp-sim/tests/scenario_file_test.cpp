@@ -42,5 +42,20 @@ TEST(DaemonKeys, ScenarioFilesAcceptTheConfineKeys) {
     EXPECT_EQ(sc.daemon.policy.max_continuous_confine.count(), 100'000'000);
 }
 
+TEST(WorkloadKeys, CollectivesAreRingUnlessTheFileSaysArrival) {
+    auto scenario = [](const char* coll) {
+        auto j = nlohmann::json::parse(R"({
+            "devices": [{"gpu": 0}],
+            "workloads": [{"name": "w", "timeline": "h200/resnet18_bs1.json"}]})");
+        if (coll)
+            j["workloads"][0]["collectives"] = coll;
+        return parse_scenario(j, AMDQP_SIM_DATA);
+    };
+    EXPECT_EQ(scenario(nullptr).workloads[0].collectives, Collectives::kRing);
+    EXPECT_EQ(scenario("ring").workloads[0].collectives, Collectives::kRing);
+    EXPECT_EQ(scenario("arrival").workloads[0].collectives, Collectives::kArrival);
+    EXPECT_THROW(scenario("tree"), std::runtime_error);
+}
+
 }  // namespace
 }  // namespace amdqp::sim

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Tensor-parallel jobs (tp.hpp) and the overload bound, on hand-computed
 // cases: peer waits stripped from collectives, missing ranks, the
-// collective that ends when the last rank arrives, a server that queues
-// and gives up, gzip-compressed timelines.
+// collective that ends when the last rank arrives, ring steps taken only
+// while a rank runs, a server that queues and gives up, gzip-compressed
+// timelines.
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -151,6 +152,90 @@ TEST(TensorParallel, StrippedRanksReplayTheirRecordedCollective) {
         }
     }
     EXPECT_EQ(r.workloads.front().latencies_ms, (std::vector<double>{0.13}));
+}
+
+// Two time-sliced GPUs (1-ms slices, free switches). TP job X: rank 0
+// reaches its 10-us collective at once on GPU 0, rank 1 computes 3.5 ms on
+// GPU 1 first. Y keeps a 20-ms kernel on GPU 0 from 0.1 ms, so GPU 0
+// alternates X (spinning) and Y by whole slices: X 0-1, Y 1-2, X 2-3,
+// Y 3-4, X from 4 ms.
+Scenario turns(Collectives coll) {
+    Scenario sc;
+    for (std::uint32_t g : {0u, 1u}) {
+        sc.devices[g].kind = DeviceKind::kTimeslice;
+        sc.devices[g].ts.slice = 1 * kMs;
+        sc.devices[g].ts.switch_cost = 0;
+    }
+    sc.duration = 10 * kMs;
+    sc.warmup = 0;
+    sc.daemon.enabled = false;
+    WorkloadSpec x;
+    x.name = "x";
+    x.ranks = {timeline({{0, 10 * kUs, kN}}),
+               timeline({{0, 3500 * kUs, kO}, {3500 * kUs, 10 * kUs, kN}})};
+    x.gpus = {0, 1};
+    x.arrivals = {0};
+    x.collectives = coll;
+    auto y = test::workload("y", 2, timeline({{0, 20 * kMs}}), 0.0, 1.0);
+    y.first_arrival = 100 * kUs;
+    sc.workloads = {x, y};
+    return sc;
+}
+
+Ns collective_end(const Simulator& s, int rank) {
+    for (const auto& k : s.kernels()) {
+        if (k.workload == 0 && k.rank == rank && k.kernel == (rank == 0 ? 0u : 1u))
+            return k.end;
+    }
+    return -1;
+}
+
+TEST(TensorParallel, RingRanksThatTakeTurnsWaitForEachOthersTurn) {
+    // Rank 1 arrives at 3.5 ms while Y has GPU 0: it finishes step 1 with
+    // rank 0's data (sent at 0) but step 2 needs what rank 0 sends only
+    // when it runs again, at 4 ms; both then end 10 us later.
+    Simulator ring(turns(Collectives::kRing));
+    ring.trace(true);
+    ring.run();
+    EXPECT_EQ(collective_end(ring, 0), 4 * kMs + 10 * kUs);
+    EXPECT_EQ(collective_end(ring, 1), 4 * kMs + 10 * kUs);
+    // Counting arrivals only, rank 1 would have left at once.
+    Simulator arrival(turns(Collectives::kArrival));
+    arrival.trace(true);
+    arrival.run();
+    EXPECT_EQ(collective_end(arrival, 0), 4 * kMs + 10 * kUs);
+    EXPECT_EQ(collective_end(arrival, 1), 3500 * kUs + 10 * kUs);
+}
+
+TEST(TensorParallel, ARingOfResidentRanksEndsWithItsLastArrival) {
+    // Four ranks on four HWS GPUs (all resident): the six steps cascade at
+    // once when rank 3 arrives at 4 ms; each then spends its 100 us.
+    Scenario sc;
+    WorkloadSpec w;
+    w.name = "tp4";
+    w.gpus.clear();
+    for (int r = 0; r < 4; ++r) {
+        sc.devices[static_cast<std::uint32_t>(r)] = test::hws();
+        const Ns compute = (r + 1) * kMs;
+        w.ranks.push_back(timeline({{0, compute, kO}, {compute, 100 * kUs, kN}}));
+        w.gpus.push_back(static_cast<std::uint32_t>(r));
+    }
+    w.arrivals = {0};
+    sc.workloads = {w};
+    sc.duration = 10 * kMs;
+    sc.warmup = 0;
+    sc.daemon.enabled = false;
+    Simulator s(sc);
+    s.trace(true);
+    s.run();
+    int seen = 0;
+    for (const auto& k : s.kernels()) {
+        if (k.kernel == 1) {
+            EXPECT_EQ(k.end, 4 * kMs + 100 * kUs) << "rank " << k.rank;
+            ++seen;
+        }
+    }
+    EXPECT_EQ(seen, 4);
 }
 
 Scenario server(std::vector<Ns> arrivals, Ns give_up) {
