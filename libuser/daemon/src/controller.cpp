@@ -1218,6 +1218,7 @@ void Controller::step() {
         new_policy();
     }
     acts_->trigger_ns_.reset();
+    publish_holds();
 
     now = clock_.now_ns();
     // Acks last: a held doorbell goes out after the suspension returned.
@@ -1330,6 +1331,32 @@ void Controller::release_all() {
     metrics_.forget_gpus();
 }
 
+void Controller::publish_holds() {
+    const auto& auto_levels = policy_->config().cu_demand_is_auto;
+    for (auto gpu : gpus_) {
+        metrics_.set_confinement(gpu, policy_->confine_level(gpu), policy_->confine_share(gpu));
+        for (int level = 0; level <= policy::kPriorityMax; ++level) {
+            if (auto_levels[static_cast<std::size_t>(level)])
+                metrics_.set_auto_demand(gpu, level, policy_->auto_demand(gpu, level));
+        }
+    }
+}
+
+namespace {
+
+// The adaptive demand @p holds on @gpu for each level set to cu_demand
+// "auto", by level ({} when no level is).
+nlohmann::json auto_demand_json(const policy::Policy& p, std::uint32_t gpu) {
+    nlohmann::json j = nlohmann::json::object();
+    for (int level = 0; level <= policy::kPriorityMax; ++level) {
+        if (p.config().cu_demand_is_auto[static_cast<std::size_t>(level)])
+            j[std::to_string(level)] = p.auto_demand(gpu, level);
+    }
+    return j;
+}
+
+}  // namespace
+
 std::string Controller::status_json() const {
     nlohmann::json j;
     j["pid"] = ::getpid();
@@ -1377,8 +1404,13 @@ std::string Controller::status_json() const {
                          {"queues", qs}});
     }
     nlohmann::json g = nlohmann::json::array();
-    for (auto gpu : gpus)
-        g.push_back({{"gpu", gpu}, {"suspend_level", policy_->suspend_level(gpu)}});
+    for (auto gpu : gpus) {
+        g.push_back({{"gpu", gpu},
+                     {"suspend_level", policy_->suspend_level(gpu)},
+                     {"confine_level", policy_->confine_level(gpu)},
+                     {"confine_share", policy_->confine_share(gpu)},
+                     {"auto_demand", auto_demand_json(*policy_, gpu)}});
+    }
     j["gpus"] = g;
     j["groups"] = groups;
     j["tagged"] = procs;

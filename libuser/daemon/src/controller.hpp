@@ -154,6 +154,9 @@ class Controller {
     void new_policy();
     // Feeds the policy the CU geometry of GPUs it lacks (adaptive demand only).
     void learn_geometry();
+    // Each GPU's confinement and held adaptive demand into the metrics
+    // (the suspend level goes there with each call).
+    void publish_holds();
     std::string dir() const;
 
     DaemonConfig cfg_;

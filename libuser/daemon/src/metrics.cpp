@@ -80,14 +80,28 @@ void Metrics::set_suspend_level(std::uint32_t gpu, int level) {
     levels_[gpu] = level;
 }
 
+void Metrics::set_confinement(std::uint32_t gpu, int level, double share) {
+    std::lock_guard lock(mutex_);
+    confined_[gpu] = {level, share};
+}
+
+void Metrics::set_auto_demand(std::uint32_t gpu, int level, double share) {
+    std::lock_guard lock(mutex_);
+    demand_[{gpu, level}] = share;
+}
+
 void Metrics::forget_gpus() {
     std::lock_guard lock(mutex_);
     levels_.clear();
+    confined_.clear();
+    demand_.clear();
 }
 
 void Metrics::forget_gpu(std::uint32_t gpu) {
     std::lock_guard lock(mutex_);
     levels_.erase(gpu);
+    confined_.erase(gpu);
+    std::erase_if(demand_, [gpu](const auto& kv) { return kv.first.first == gpu; });
     std::erase_if(queue_suspended_, [gpu](const auto& kv) { return std::get<1>(kv.first) == gpu; });
 }
 
@@ -147,6 +161,20 @@ std::string Metrics::render() const {
          "Per GPU: queues below this priority are held off (0: none)");
     for (const auto& [gpu, level] : levels_)
         os << "amdqpd_suspend_level{gpu=\"" << gpu << "\"} " << level << '\n';
+    head(os, "amdqpd_confine_level", "gauge",
+         "Per GPU: queues below this priority are confined to part of its CUs (0: none)");
+    for (const auto& [gpu, c] : confined_)
+        os << "amdqpd_confine_level{gpu=\"" << gpu << "\"} " << c.first << '\n';
+    head(os, "amdqpd_confine_share", "gauge",
+         "Per GPU: share of its CUs the confined queues keep (0: none confined)");
+    for (const auto& [gpu, c] : confined_)
+        os << "amdqpd_confine_share{gpu=\"" << gpu << "\"} " << c.second << '\n';
+    head(os, "amdqpd_auto_demand", "gauge",
+         "Per GPU and priority level set to cu_demand \"auto\": the demand the policy holds, "
+         "as a share of the GPU (0: none known)");
+    for (const auto& [key, share] : demand_)
+        os << "amdqpd_auto_demand{gpu=\"" << key.first << "\",level=\"" << key.second << "\"} "
+           << share << '\n';
     head(os, "amdqpd_queue_suspended_seconds_total", "counter",
          "Time each tagged queue spent suspended (amdqp.ko's count)");
     for (const auto& [key, s] : queue_suspended_)

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace amdqp::daemon {
@@ -37,6 +38,10 @@ class Metrics {
     void set_queue_suspended(
         const std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, double>& seconds);
     void set_suspend_level(std::uint32_t gpu, int level);
+    // Per GPU: queues below @level confined to @share of its CUs (0: none).
+    void set_confinement(std::uint32_t gpu, int level, double share);
+    // Per GPU and level set to cu_demand "auto": the demand the policy holds.
+    void set_auto_demand(std::uint32_t gpu, int level, double share);
     void forget_gpus();
     // A GPU that went away: its level and its queues' suspended times.
     void forget_gpu(std::uint32_t gpu);
@@ -62,6 +67,8 @@ class Metrics {
     std::map<int, std::uint64_t> queues_;
     std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, double> queue_suspended_;
     std::map<std::uint32_t, int> levels_;
+    std::map<std::uint32_t, std::pair<int, double>> confined_;  // level, share kept
+    std::map<std::pair<std::uint32_t, int>, double> demand_;    // (gpu, level) -> share
 };
 
 }  // namespace amdqp::daemon

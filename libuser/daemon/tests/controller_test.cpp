@@ -802,6 +802,16 @@ TEST_F(ControllerTest, QueuesPerUidAreCapped) {
 // (AMDQP_IOC_CONFINE) instead of suspended while the high queue works,
 // and let go after the hysteresis. A GPU without a CU geometry (the kfd
 // backend today) is suspended instead, and resumed the same way.
+// @gpu's entry of the daemon's status (amdqpctl status reads it).
+nlohmann::json gpu_status(const Controller& c, std::uint32_t gpu) {
+    const auto status = nlohmann::json::parse(c.status_json());
+    for (const auto& g : status["gpus"]) {
+        if (g["gpu"] == gpu)
+            return g;
+    }
+    return nullptr;
+}
+
 class ConfineTest : public ControllerTest, public ::testing::WithParamInterface<bool> {};
 
 TEST_P(ConfineTest, HighWorkConfinesTheLowerQueueOrSuspendsItWhereConfiningCannot) {
@@ -822,6 +832,18 @@ TEST_P(ConfineTest, HighWorkConfinesTheLowerQueueOrSuspendsItWhereConfiningCanno
         EXPECT_EQ(fake_->confined(lp.pid(), kGpu, lq), std::vector<std::uint32_t>{0xf0u});
         EXPECT_FALSE(fake_->suspended(lp.pid(), kGpu, lq));
         EXPECT_EQ(c->policy().stats().confine_calls, 1u);
+        // amdqpctl status and the metrics show it.
+        const auto gpu = gpu_status(*c, kGpu);
+        EXPECT_EQ(gpu["confine_level"], 12);
+        EXPECT_DOUBLE_EQ(gpu["confine_share"].get<double>(), 0.5);
+        EXPECT_EQ(gpu["auto_demand"], nlohmann::json::object());
+        const auto m = metrics_.render();
+        EXPECT_NE(m.find("amdqpd_confine_level{gpu=\"" + std::to_string(kGpu) + "\"} 12"),
+                  std::string::npos)
+            << m;
+        EXPECT_NE(m.find("amdqpd_confine_share{gpu=\"" + std::to_string(kGpu) + "\"} 0.5"),
+                  std::string::npos)
+            << m;
     } else {
         EXPECT_TRUE(fake_->suspended(lp.pid(), kGpu, lq));
         EXPECT_TRUE(fake_->confined(lp.pid(), kGpu, lq).empty());
@@ -835,6 +857,7 @@ TEST_P(ConfineTest, HighWorkConfinesTheLowerQueueOrSuspendsItWhereConfiningCanno
     const auto st = nlohmann::json::parse(c->status_json());
     EXPECT_EQ(st["stats"]["confine_calls"], 1u);
     EXPECT_EQ(st["stats"]["unconfine_calls"], 1u);
+    EXPECT_EQ(gpu_status(*c, kGpu)["confine_level"], 0);
     // Every hold goes with the daemon's fd: nothing stays confined.
     c.reset();
     EXPECT_TRUE(fake_->confined(lp.pid(), kGpu, lq).empty());
@@ -876,6 +899,11 @@ TEST_F(AutoDemandTest, HighDispatchesSizeTheLowerQueuesMask) {
     EXPECT_EQ(fake_->confined(lp.pid(), kGpu, lq), std::vector<std::uint32_t>{0xfcu});
     EXPECT_FALSE(fake_->suspended(lp.pid(), kGpu, lq));
     EXPECT_DOUBLE_EQ(c->policy().auto_demand(kGpu, 12), 0.25);
+    // The held demand, as amdqpctl status and the metrics show it.
+    EXPECT_DOUBLE_EQ(gpu_status(*c, kGpu)["auto_demand"]["12"].get<double>(), 0.25);
+    EXPECT_NE(metrics_.render().find("amdqpd_auto_demand{gpu=\"" + std::to_string(kGpu) +
+                                     "\",level=\"12\"} 0.25"),
+              std::string::npos);
     // A bigger dispatch: the mask moves at once, in one call.
     ring(hp, 6, 2);
     c->step();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -105,6 +106,11 @@ DaemonView inspect_daemon(const Context& ctx) {
     return v;
 }
 
+// A share of a GPU as whole percent ("38 %").
+std::string percent(double share) {
+    return std::to_string(static_cast<int>(share * 100 + 0.5)) + " %";
+}
+
 std::string joined(const std::vector<std::uint32_t>& values) {
     // Appended piece by piece: "," + std::to_string(v) makes GCC 12 warn
     // (-Wrestrict, a false positive in its inlined string insert) at -O2.
@@ -123,11 +129,18 @@ json daemon_json(const DaemonView& v) {
     json gpus = json::array();
     json groups = json::object();
     json stats = json::object();
-    for (const auto& g : st.gpus)
+    for (const auto& g : st.gpus) {
+        json demand = json::object();
+        for (const auto& [level, share] : g.auto_demand)
+            demand[std::to_string(level)] = share;
         gpus.push_back({{"gpu", g.gpu},
                         {"suspend_level", g.suspend_level},
+                        {"confine_level", g.confine_level},
+                        {"confine_share", g.confine_share},
+                        {"auto_demand", demand},
                         {"queues", g.queues},
                         {"active_queues", g.active_queues}});
+    }
     for (const auto& [name, g] : st.groups)
         groups[name] = {{"priority", g.priority}, {"gpus", g.gpus}, {"pids", g.pids}};
     for (const auto& [name, n] : st.stats)
@@ -191,11 +204,35 @@ void print_daemon(std::ostream& out, const DaemonView& v) {
     if (st.gpus.empty()) {
         out << "  GPUs: none\n";
     } else {
-        Table table({"GPU", "SUSPEND-BELOW", "ACTIVE-QUEUES"});
-        for (const auto& g : st.gpus)
-            table.add({std::to_string(g.gpu),
-                       g.suspend_level ? priority_label(g.suspend_level) : "-",
-                       std::to_string(g.active_queues) + " of " + std::to_string(g.queues)});
+        // Confinement and adaptive demand get columns only where a GPU
+        // has them: most hosts suspend only.
+        const bool confine = std::any_of(st.gpus.begin(), st.gpus.end(), [](const auto& g) {
+            return g.confine_level > 0 || !g.auto_demand.empty();
+        });
+        const bool demand = std::any_of(st.gpus.begin(), st.gpus.end(),
+                                        [](const auto& g) { return !g.auto_demand.empty(); });
+        std::vector<std::string> head{"GPU", "SUSPEND-BELOW", "ACTIVE-QUEUES"};
+        if (confine)
+            head.emplace_back("CONFINE-BELOW");
+        if (demand)
+            head.emplace_back("AUTO-DEMAND");
+        Table table(head);
+        for (const auto& g : st.gpus) {
+            std::vector<std::string> row{
+                std::to_string(g.gpu), g.suspend_level ? priority_label(g.suspend_level) : "-",
+                std::to_string(g.active_queues) + " of " + std::to_string(g.queues)};
+            if (confine)
+                row.push_back(g.confine_level ? priority_label(g.confine_level) + ", keeps " +
+                                                    percent(g.confine_share)
+                                              : "-");
+            if (demand) {
+                std::string d;
+                for (const auto& [level, share] : g.auto_demand)
+                    d += (d.empty() ? "" : ", ") + priority_label(level) + " " + percent(share);
+                row.push_back(d.empty() ? "-" : d);
+            }
+            table.add(row);
+        }
         print_indented(out, table);
     }
     if (st.groups.empty()) {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -84,6 +85,23 @@ std::vector<std::uint32_t> as_u32_list(const json& v, const std::string& name) {
     return out;
 }
 
+// A share of a GPU: a number in [0, 1].
+double as_share(const json& v, const std::string& name) {
+    if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 1)
+        throw Malformed(name + ": expected a share in [0, 1], got " + quoted(v));
+    return v.get<double>();
+}
+
+// A priority level written as an object key ("12").
+std::uint32_t parse_level_key(const std::string& key, const std::string& name) {
+    std::uint32_t n = 0;
+    const auto* end = key.data() + key.size();
+    const auto [p, ec] = std::from_chars(key.data(), end, n);
+    if (key.empty() || ec != std::errc() || p != end || n > 15)
+        throw Malformed(name + ": the key is not a priority level 0-15");
+    return n;
+}
+
 const json& as_array(const json& v, const std::string& name) {
     if (!v.is_array())
         throw Malformed(name + ": expected an array, got " + quoted(v));
@@ -119,6 +137,23 @@ void read_report(const json& j, DaemonStatus& st) {
         DaemonGpu g;
         g.gpu = as_u32(member(gpus[i], where, "gpu"), where + ".gpu");
         g.suspend_level = as_u32(member(gpus[i], where, "suspend_level"), where + ".suspend_level");
+        // Confinement came later: a daemon without it omits these keys.
+        if (gpus[i].contains("confine_level")) {
+            g.confine_level =
+                as_u32(member(gpus[i], where, "confine_level"), where + ".confine_level");
+            g.confine_share =
+                as_share(member(gpus[i], where, "confine_share"), where + ".confine_share");
+        }
+        if (gpus[i].contains("auto_demand")) {
+            const json& demand = member(gpus[i], where, "auto_demand");
+            if (!demand.is_object())
+                throw Malformed(where + ".auto_demand: expected an object, got " + quoted(demand));
+            for (const auto& [level, share] : demand.items()) {
+                const std::string name = where + ".auto_demand." + level;
+                const auto n = parse_level_key(level, name);
+                g.auto_demand[n] = as_share(share, name);
+            }
+        }
         st.gpus.push_back(g);
     }
     std::sort(st.gpus.begin(), st.gpus.end(),

@@ -20,6 +20,13 @@ struct DaemonGpu {
     std::uint32_t gpu = 0;
     // Queues with a priority below this are suspended on the GPU (0: none).
     std::uint32_t suspend_level = 0;
+    // Queues below this are confined to confine_share of its CUs (0: none;
+    // a daemon older than confinement reports neither).
+    std::uint32_t confine_level = 0;
+    double confine_share = 0;
+    // Levels set to cu_demand "auto": the demand the daemon holds (a
+    // share of the GPU, 0: none known yet), by level.
+    std::map<std::uint32_t, double> auto_demand;
     std::uint32_t queues = 0;  // tagged queues the daemon steers there
     std::uint32_t active_queues = 0;
 };

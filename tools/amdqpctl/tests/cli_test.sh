@@ -135,7 +135,8 @@ status_daemon)
 		d = json.load(open(sys.argv[1]))["daemon"]
 		assert d["state"] == "running" and d["pid"] == int(sys.argv[2]), d
 		assert d["installed"] and d["path"] == sys.argv[3], d
-		assert d["gpus"] == [{"gpu": 1, "suspend_level": 12, "queues": 1,
+		assert d["gpus"] == [{"gpu": 1, "suspend_level": 12, "confine_level": 0,
+		                      "confine_share": 0, "auto_demand": {}, "queues": 1,
 		                      "active_queues": 0}], d
 		assert d["groups"]["tp"]["pids"] == [77] and d["stats"]["suspend_calls"] == 3, d
 	EOF

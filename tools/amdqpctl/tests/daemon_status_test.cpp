@@ -169,10 +169,15 @@ TEST_F(DaemonStatusTest, RunningDaemonJson) {
     EXPECT_EQ(d["processes"], 3);
     EXPECT_TRUE(d["error"].is_null());
     ASSERT_EQ(d["gpus"].size(), 2u);
-    EXPECT_EQ(d["gpus"][0],
-              json({{"gpu", 1}, {"suspend_level", 7}, {"queues", 2}, {"active_queues", 1}}));
-    EXPECT_EQ(d["gpus"][1],
-              json({{"gpu", 2}, {"suspend_level", 0}, {"queues", 1}, {"active_queues", 1}}));
+    // A daemon without confinement (kStatus) reports none.
+    const json none = {
+        {"confine_level", 0}, {"confine_share", 0.0}, {"auto_demand", json::object()}};
+    json gpu1 = {{"gpu", 1}, {"suspend_level", 7}, {"queues", 2}, {"active_queues", 1}};
+    json gpu2 = {{"gpu", 2}, {"suspend_level", 0}, {"queues", 1}, {"active_queues", 1}};
+    gpu1.update(none);
+    gpu2.update(none);
+    EXPECT_EQ(d["gpus"][0], gpu1);
+    EXPECT_EQ(d["gpus"][1], gpu2);
     EXPECT_EQ(d["groups"]["tp0"],
               json({{"priority", 2}, {"gpus", {1, 2}}, {"pids", {5151, 5152}}}));
     EXPECT_EQ(d["stats"]["suspend_calls"], 9);
@@ -259,6 +264,40 @@ TEST_F(DaemonStatusTest, UnreadableFileNeverFailsTheCommand) {
     }
 }
 
+// GPU 1 confines below high to a quarter of its CUs, by a demand held for
+// high (cu_demand "auto"); GPU 2 holds no demand yet.
+json confining() {
+    json j = json::parse(kStatus);
+    j["gpus"] = {{{"gpu", 1},
+                  {"suspend_level", 0},
+                  {"confine_level", 12},
+                  {"confine_share", 0.25},
+                  {"auto_demand", {{"12", 0.75}}}},
+                 {{"gpu", 2},
+                  {"suspend_level", 0},
+                  {"confine_level", 0},
+                  {"confine_share", 0.0},
+                  {"auto_demand", {{"12", 0.0}}}}};
+    return j;
+}
+
+TEST_F(DaemonStatusTest, ConfinementAndHeldDemand) {
+    add_process(4242, "amdqpd", "/system.slice/amdqpd.service");
+    write_status(confining().dump());
+    json d = status_json();
+    ASSERT_EQ(d["gpus"].size(), 2u);
+    EXPECT_EQ(d["gpus"][0]["confine_level"], 12);
+    EXPECT_DOUBLE_EQ(d["gpus"][0]["confine_share"].get<double>(), 0.25);
+    EXPECT_EQ(d["gpus"][0]["auto_demand"], json({{"12", 0.75}}));
+    EXPECT_EQ(d["gpus"][1]["confine_level"], 0);
+    const std::string text = status_text();
+    const std::string table =
+        "  GPU  SUSPEND-BELOW  ACTIVE-QUEUES  CONFINE-BELOW          AUTO-DEMAND\n"
+        "  1    -              1 of 2         12 (high), keeps 25 %  12 (high) 75 %\n"
+        "  2    -              1 of 1         -                      12 (high) 0 %\n";
+    EXPECT_TRUE(contains(text, table)) << text;
+}
+
 TEST_F(DaemonStatusTest, MalformedReportOfARunningDaemon) {
     add_process(4242, "amdqpd", "/");
     struct Case {
@@ -272,6 +311,15 @@ TEST_F(DaemonStatusTest, MalformedReportOfARunningDaemon) {
         {with("stats", {{"suspend_calls", -2}}), "stats.suspend_calls: expected a non-negative"},
         {with("gpus", {{{"gpu", 1}}}), "gpus[0].suspend_level: missing"},
         {with("gpus", {1}), "gpus[0]: expected an object, got 1"},
+        {with("gpus", {{{"gpu", 1}, {"suspend_level", 0}, {"confine_level", 12}}}),
+         "gpus[0].confine_share: missing"},
+        {with("gpus",
+              {{{"gpu", 1}, {"suspend_level", 0}, {"confine_level", 12}, {"confine_share", 1.5}}}),
+         "gpus[0].confine_share: expected a share in [0, 1], got 1.5"},
+        {with("gpus", {{{"gpu", 1}, {"suspend_level", 0}, {"auto_demand", {{"high", 0.5}}}}}),
+         "gpus[0].auto_demand.high: the key is not a priority level 0-15"},
+        {with("gpus", {{{"gpu", 1}, {"suspend_level", 0}, {"auto_demand", {{"12", "half"}}}}}),
+         "gpus[0].auto_demand.12: expected a share in [0, 1]"},
         {with("groups", {{"tp0", {{"priority", 2}, {"gpus", "1,2"}, {"pids", json::array()}}}}),
          "groups.tp0.gpus: expected an array"},
         {with("tagged", {{{"queues", {{{"gpu", 1}, {"active", 1}}}}}}),
