@@ -53,26 +53,27 @@ def _pin(cpu: int) -> None:
         os.sched_setaffinity(0, {cpu})
 
 
-def _gap_s(mode: str) -> Optional[float]:
-    """gapN -> N us in seconds; None for any other mode name."""
-    if not mode.startswith("gap"):
+def _mode_us(mode: str, prefix: str) -> Optional[float]:
+    """<prefix>N -> N (us); None for any other mode name or a negative N."""
+    if not mode.startswith(prefix):
         return None
     try:
-        us = float(mode[3:])
+        us = float(mode[len(prefix):])
     except ValueError:
         return None
-    return us * 1e-6 if us >= 0 else None
+    return us if us >= 0 else None
+
+
+def _gap_s(mode: str) -> Optional[float]:
+    """gapN -> N us in seconds; None for any other mode name."""
+    us = _mode_us(mode, "gap")
+    return None if us is None else us * 1e-6
 
 
 def _spin_us(mode: str) -> Optional[float]:
-    """spinN -> N us; None for any other mode name."""
-    if not mode.startswith("spin"):
-        return None
-    try:
-        us = float(mode[4:])
-    except ValueError:
-        return None
-    return us if us > 0 else None
+    """spinN -> N us (N > 0); None for any other mode name."""
+    us = _mode_us(mode, "spin")
+    return us if us else None
 
 
 def _spin_loop(torch, conn, us: float) -> int:

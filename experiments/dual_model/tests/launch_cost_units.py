@@ -24,6 +24,9 @@ def main() -> int:
     check(launch_cost._spin_us("spinx") is None, "spinx is not a mode")
     check(launch_cost._spin_us("gap40") is None, "gap40 is not a spin mode")
     check(launch_cost._gap_s("spin40") is None, "spin40 is not a gap mode")
+    check(abs(launch_cost._gap_s("gap160") - 160e-6) < 1e-12, "gap160 -> 160 us")
+    check(launch_cost._gap_s("gap0") == 0.0, "gap0 is a gap of 0")
+    check(launch_cost._gap_s("gap-1") is None, "gap-1 is not a mode")
 
     # Round trips of 14 us, every third one stalled behind a 2380-us slice.
     starts, per, t = [], [], 0.0
