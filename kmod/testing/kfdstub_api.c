@@ -504,13 +504,72 @@ out:
 	return ret;
 }
 
-static int kstub_apply(struct kfd_qctl_queue **qs, unsigned int n,
-		       bool suspend, u32 grace, int *results)
+/* A batched update, as each device's step of kstub_each_dev() sees it. */
+struct kstub_batch {
+	struct kfd_qctl_queue **qs;
+	const u32 *const *masks;	/* set_cu_mask only */
+	int *results;
+	bool suspend;
+};
+
+typedef int (*kstub_dev_step)(struct kstub_dev *d,
+			      const struct kstub_batch *b,
+			      const unsigned int *idx, unsigned int m);
+
+/*
+ * Splits a batch by device, under kstub_lock: every result starts as
+ * -ENOENT (-EINVAL for a NULL queue), then @step runs once for each
+ * device with the indices of its queues. Returns the first error, else
+ * the operations the devices did; without memory every result is -ENOMEM.
+ */
+static int kstub_each_dev(unsigned int n, const struct kstub_batch *b,
+			  kstub_dev_step step)
 {
 	unsigned int *idx, i, m;
 	int ret = 0, ops = 0, r;
 	struct kstub_dev *d;
+
+	lockdep_assert_held(&kstub_lock);
+	idx = kcalloc(n, sizeof(*idx), GFP_KERNEL);
+	if (!idx) {
+		for (i = 0; i < n; i++)
+			b->results[i] = -ENOMEM;
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		b->results[i] = b->qs[i] ? -ENOENT : -EINVAL;
+	list_for_each_entry(d, &kstub_devs, node) {
+		for (i = 0, m = 0; i < n; i++)
+			if (b->qs[i] && b->qs[i]->gpu_id == d->gpu_id)
+				idx[m++] = i;
+		if (!m)
+			continue;
+		r = step(d, b, idx, m);
+		if (r < 0 && !ret)
+			ret = r;
+		else if (r > 0)
+			ops += r;
+	}
+	kfree(idx);
+	return ret ? ret : ops;
+}
+
+static int kstub_dev_apply(struct kstub_dev *d, const struct kstub_batch *b,
+			   const unsigned int *idx, unsigned int m)
+{
+	return kstub_dev_update(d, b->qs, idx, m, b->suspend, b->results);
+}
+
+static int kstub_apply(struct kfd_qctl_queue **qs, unsigned int n,
+		       bool suspend, u32 grace, int *results)
+{
+	const struct kstub_batch b = {
+		.qs = qs, .results = results, .suspend = suspend,
+	};
+	struct kstub_dev *d;
+	unsigned int i;
 	u32 delay = 0;
+	int ret = 0;
 
 	kstub_enter(suspend ? KSTUB_CALL_SUSPEND : KSTUB_CALL_RESUME);
 	if (!n)
@@ -521,11 +580,6 @@ static int kstub_apply(struct kfd_qctl_queue **qs, unsigned int n,
 	}
 	if (n > KSTUB_MAX_BATCH) {
 		ret = -E2BIG;
-		goto fill;
-	}
-	idx = kcalloc(n, sizeof(*idx), GFP_KERNEL);
-	if (!idx) {
-		ret = -ENOMEM;
 		goto fill;
 	}
 
@@ -545,32 +599,18 @@ static int kstub_apply(struct kfd_qctl_queue **qs, unsigned int n,
 	mutex_lock(&kstub_lock);
 	if (suspend)
 		kstub_record_grace(grace);
-	for (i = 0; i < n; i++)
-		results[i] = qs[i] ? -ENOENT : -EINVAL;
-	list_for_each_entry(d, &kstub_devs, node) {
-		for (i = 0, m = 0; i < n; i++)
-			if (qs[i] && qs[i]->gpu_id == d->gpu_id)
-				idx[m++] = i;
-		if (!m)
-			continue;
-		r = kstub_dev_update(d, qs, idx, m, suspend, results);
-		if (r < 0 && !ret)
-			ret = r;
-		else if (r > 0)
-			ops += r;
-	}
+	ret = kstub_each_dev(n, &b, kstub_dev_apply);
 	mutex_unlock(&kstub_lock);
-	kfree(idx);
 
-	kstub_log("%s n=%u grace=%#x ret=%d ops=%d r0=%d", suspend ?
-		  "suspend" : "resume", n, grace, ret, ops, results[0]);
+	kstub_log("%s n=%u grace=%#x ret=%d r0=%d", suspend ?
+		  "suspend" : "resume", n, grace, ret, results[0]);
 	goto out;
 fill:
 	for (i = 0; i < n; i++)
 		results[i] = ret;
 out:
 	kstub_exit();
-	return ret ? ret : ops;
+	return ret;
 }
 
 int kfd_qctl_suspend(struct kfd_qctl_queue **qs, unsigned int n,
@@ -810,13 +850,22 @@ out:
 	return ret;
 }
 
+static int kstub_dev_cu_apply(struct kstub_dev *d,
+			      const struct kstub_batch *b,
+			      const unsigned int *idx, unsigned int m)
+{
+	return kstub_dev_cu_update(d, b->qs, b->masks, idx, m, b->results);
+}
+
 int kfd_qctl_set_cu_mask(struct kfd_qctl_queue **qs, unsigned int n,
 			 const u32 *const *masks, u32 grace_period,
 			 int *results)
 {
-	unsigned int *idx, i, m;
-	int ret = 0, ops = 0, r;
-	struct kstub_dev *d;
+	const struct kstub_batch b = {
+		.qs = qs, .masks = masks, .results = results,
+	};
+	unsigned int i;
+	int ret = 0;
 
 	kstub_enter(KSTUB_CALL_SET_CU_MASK);
 	if (!n)
@@ -829,37 +878,18 @@ int kfd_qctl_set_cu_mask(struct kfd_qctl_queue **qs, unsigned int n,
 		ret = -E2BIG;
 		goto fill;
 	}
-	idx = kcalloc(n, sizeof(*idx), GFP_KERNEL);
-	if (!idx) {
-		ret = -ENOMEM;
-		goto fill;
-	}
 	mutex_lock(&kstub_lock);
-	for (i = 0; i < n; i++)
-		results[i] = qs[i] ? -ENOENT : -EINVAL;
-	list_for_each_entry(d, &kstub_devs, node) {
-		for (i = 0, m = 0; i < n; i++)
-			if (qs[i] && qs[i]->gpu_id == d->gpu_id)
-				idx[m++] = i;
-		if (!m)
-			continue;
-		r = kstub_dev_cu_update(d, qs, masks, idx, m, results);
-		if (r < 0 && !ret)
-			ret = r;
-		else if (r > 0)
-			ops += r;
-	}
+	ret = kstub_each_dev(n, &b, kstub_dev_cu_apply);
 	mutex_unlock(&kstub_lock);
-	kfree(idx);
-	kstub_log("set_cu_mask n=%u grace=%#x ret=%d ops=%d r0=%d", n,
-		  grace_period, ret, ops, results[0]);
+	kstub_log("set_cu_mask n=%u grace=%#x ret=%d r0=%d", n,
+		  grace_period, ret, results[0]);
 	goto out;
 fill:
 	for (i = 0; i < n; i++)
 		results[i] = ret;
 out:
 	kstub_exit();
-	return ret ? ret : ops;
+	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(kfd_qctl_set_cu_mask, AMDKFD_QCTL);
 
