@@ -243,14 +243,18 @@ def simulator(val, sweep, figs, results=()):
               + ", ".join(f"TP {k}: " + (f"{_f(v, 1)} %" if v is not None else "no run counts")
                           for k, v in tp_multi)
               + f" (limit {_f(limit, 0)} %). ")
-        bad = [k for k, v in tp_multi if v is None or v > limit]
-        unseen = all(v is None for _, v in tp_multi)
-        if bad:
-            why = ("every TP run so far is one the model was chosen on (design runs, listed below, "
-                   "never counted); runs made after its last change are needed" if unseen else
-                   "the TP validation error is above the limit")
-            s += ("**No tensor-parallel prediction is reported (MI308X TP 8 included): " + why +
-                  ".** The one-GPU predictions below rest on TP 1's error only.\n\n")
+        unseen = [k for k, v in tp_multi if v is None]
+        over = [k for k, v in tp_multi if v is not None and v > limit]
+        if unseen or over:
+            why = []
+            if over:
+                why.append(" and ".join(f"TP {k}" for k in over) + " above the limit")
+            if unseen:
+                why.append(" and ".join(f"TP {k}" for k in unseen) +
+                           " with no run made after the model's last change (design runs, listed "
+                           "below, never count)")
+            s += ("**No tensor-parallel prediction is reported (MI308X TP 8 included): " +
+                  "; ".join(why) + ".** The one-GPU predictions below rest on TP 1's error only.\n\n")
         else:
             s += "\n\n"
     s += f"({val.get('basis', 'HP P99')}; model `{val.get('model')}`; limit {_f(limit, 0)} %.)\n\n"
@@ -304,12 +308,14 @@ def simulator(val, sweep, figs, results=()):
         s += f"**The validation error is above {_f(limit, 0)} % (or nothing was validated): the MI308X predictions are not reported.** tools/amdqp-sim/README.md says what the remaining gap is and what the model leaves out.\n\n"
         return s
     s += "### MI308X predictions (simulated, not measured)\n\n"
-    counted = {r for g in val.get("groups", []) if g.get("validated") for r in g.get("runs", [])}
+    # The predictions below rest on the one-GPU (TP 1) groups only.
+    counted = {r for g in val.get("groups", []) if g.get("validated") and g.get("tp", 1) == 1
+               for r in g.get("runs", [])}
     off = [c.get("hp_p99_error_pct") for c in val.get("cases", [])
            if c.get("case") in counted and c.get("hp_p99_error_pct") is not None]
     if off:
-        s += (f"The validation holds for the runs of each test pooled; single runs of the counted "
-              f"tests are off by up to {_f(max(off), 1)} % (the table above): the lent VMs' host speed "
+        s += (f"The validation holds for the runs of each one-GPU test pooled; single runs of the "
+              f"counted one-GPU tests are off by up to {_f(max(off), 1)} % (the table above): the lent VMs' host speed "
               f"moves a run's tail, and the host term is coarse (tools/amdqp-sim/README.md). Read "
               f"these predictions as what a test's runs give together, not as any one run.\n\n")
     if not sweep:
