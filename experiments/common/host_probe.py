@@ -56,12 +56,19 @@ class HostProbe:
         self._samples.append((self._clock(), round(us, 3)))
         return us
 
-    def maybe(self, slack_s):
-        """Samples if the period has passed and @slack_s of idle time is left."""
+    def due(self, slack_s):
+        """Whether the period has passed and @slack_s of idle time is left;
+        if so, the next period starts now (the caller samples)."""
         if self.period_s <= 0 or time.perf_counter() < self._next or slack_s < MIN_SLACK_S:
             return False
-        self.sample()
         self._next = time.perf_counter() + self.period_s
+        return True
+
+    def maybe(self, slack_s):
+        """Samples if the period has passed and @slack_s of idle time is left."""
+        if not self.due(slack_s):
+            return False
+        self.sample()
         return True
 
     def take(self, since):

@@ -16,6 +16,9 @@ import time
 
 import torch
 
+# Rank 0's word before each step, broadcast to every rank.
+STEP, STOP, PROBE = 0, 1, 2
+
 
 class LPWorkload:
     def __init__(self, ctx):
@@ -70,16 +73,20 @@ def run_phase(ctx, cmd, progress, stop_requested):
     last_progress = 0.0
     while True:
         if ctx.rank == 0:
-            flag[0] = 1 if stop_requested() else 0
+            # Back to back: there is always slack for the host probe, which
+            # every rank takes at once between two steps.
+            flag[0] = STOP if stop_requested() else PROBE if ctx.probe.due(1.0) else STEP
         ctx.broadcast_tensor(flag)
-        if int(flag[0]):
+        if int(flag[0]) == STOP:
             break
+        if int(flag[0]) == PROBE:
+            ctx.probe.sample()
+            continue
         t0 = time.time()
         n = work.step()
         t1 = time.time()
         if ctx.rank != 0:
             continue
-        ctx.probe.maybe(1.0)  # back to back: there is always slack
         if w0 <= t1 <= w1:
             tokens += n
             steps += 1
@@ -89,11 +96,12 @@ def run_phase(ctx, cmd, progress, stop_requested):
             last_progress = t1
             progress({"tokens": tokens, "steps": steps,
                       "tokens_per_s": tokens / max(1e-9, min(t1, w1) - w0) if t1 > w0 else 0.0})
+    probed = ctx.probe_ranks(w0)
     if ctx.rank != 0:
         return None
     return {"tokens": tokens, "steps": steps, "window_s": dur,
             "tokens_per_s": tokens / dur if dur > 0 else 0.0, "step_us": step_us,
-            "step_end_s": ends, **ctx.probe.take(w0), "end": time.time()}
+            "step_end_s": ends, **probed, "end": time.time()}
 
 
 def profile_step(ctx, i):

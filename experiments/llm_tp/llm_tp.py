@@ -152,10 +152,10 @@ or a missing prerequisite.""")
                         "(sched_setaffinity; hyperthreads stay with their core), so the "
                         "two jobs' launch threads do not contend for CPU")
     r.add_argument("--host-probe-period", type=float, default=0.5, metavar="S",
-                   help="rank 0 of each job times a fixed burst of tiny operators (host "
-                        "time only) every S seconds while idle; the contended/alone ratio "
-                        "of the medians is the host slowdown amdqp-sim applies to that "
-                        "job's launches; 0: off (default: %(default)s)")
+                   help="every rank of each job times a fixed burst of tiny operators "
+                        "(host time only) every S seconds while idle; the contended/alone "
+                        "ratio of a rank's medians is the host slowdown amdqp-sim applies "
+                        "to that rank's launches; 0: off (default: %(default)s)")
     r.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     r.add_argument("--keep-run-dir", action="store_true",
                    help="keep the ranks' logs and control files (kept anyway on failure)")

@@ -24,6 +24,7 @@ import torch
 
 OP_REQUEST = 1
 OP_DONE = 2
+OP_PROBE = 3  # every rank samples its host (HostProbe) in the idle time
 
 
 def arrival_schedule(rate, span_s, arrival, seed):
@@ -78,7 +79,11 @@ def run_phase(ctx, cmd, progress):
     if ctx.rank != 0:
         while True:
             ctx.broadcast_tensor(header)
+            if int(header[0]) == OP_PROBE:
+                ctx.probe.sample()
+                continue
             if int(header[0]) != OP_REQUEST:
+                ctx.probe_ranks(cmd["go"] + cmd["warmup"])
                 return None
             serve_one(runner, header[2:].to(ctx.device), ntok, max_len)
 
@@ -115,7 +120,10 @@ def run_phase(ctx, cmd, progress):
             overloaded = True
             first_drop = offset - warm if first_drop is None else first_drop
             continue
-        if probe.maybe(t_arr - now):
+        if probe.due(t_arr - now):
+            header[0] = OP_PROBE
+            ctx.broadcast_tensor(header)
+            probe.sample()
             now = time.time()
         if t_arr > now:
             time.sleep(t_arr - now)
@@ -141,13 +149,14 @@ def run_phase(ctx, cmd, progress):
                       "last_ttft_ms": ttfts[-1] if ttfts else None})
     header[0] = OP_DONE
     ctx.broadcast_tensor(header)
+    probed = ctx.probe_ranks(go + warm)
     return {"requests": len(ttfts), "warmup_requests": warm_n, "dropped": dropped,
             "dropped_warmup": dropped_warm, "overloaded": overloaded,
             "first_drop_s": None if first_drop is None else round(first_drop, 3),
             "scheduled": sum(1 for o in sched if o >= warm),
             "ttfts_ms": ttfts, "tpots_ms": tpots, "service_us": walls,
             "arrivals_s": arrivals, "decode_split_ms": split,
-            **probe.take(go + warm), "end": time.time()}
+            **probed, "end": time.time()}
 
 
 def profile_step(ctx, i):

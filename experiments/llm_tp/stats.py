@@ -51,7 +51,8 @@ def decode_split(split):
 
 def probe_fields(res):
     """The rank's HostProbe.take() fields, as it returned them (none when off)."""
-    return {k: res[k] for k in ("host_probe_us", "host_probe_t_s", "host_probe") if k in res}
+    return {k: res[k] for k in ("host_probe_us", "host_probe_t_s", "host_probe",
+                                "host_probe_ranks") if k in res}
 
 
 def lp_task(cfg, res, duration):

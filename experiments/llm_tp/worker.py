@@ -63,6 +63,27 @@ class Context:
             import torch.distributed as dist
             dist.broadcast(t, src=0, group=self.ctrl)
 
+    def gather_object(self, obj):
+        """Every rank's @obj, in rank order, on rank 0 (None elsewhere)."""
+        if self.world == 1:
+            return [obj]
+        import torch.distributed as dist
+        out = [None] * self.world if self.rank == 0 else None
+        dist.gather_object(obj, out, dst=0, group=self.ctrl)
+        return out
+
+    def probe_ranks(self, since):
+        """Rank 0's HostProbe.take(@since) fields plus host_probe_ranks (every
+        rank's summary, index = rank); None on the other ranks. Every rank
+        of the job calls it at a phase's end."""
+        mine = self.probe.take(since)
+        summaries = self.gather_object(mine.get("host_probe"))
+        if self.rank != 0:
+            return None
+        if mine:
+            mine["host_probe_ranks"] = summaries
+        return mine
+
     def broadcast_object(self, obj):
         if self.world == 1:
             return obj
@@ -101,8 +122,9 @@ def setup(ctx):
     torch.manual_seed(cfg["seed"])
     ctx.runner = build_runner(cfg, tp, ctx.device, dtype)
     from host_probe import HostProbe
-    # Rank 0 measures; the other ranks follow its collectives anyway.
-    ctx.probe = HostProbe(ctx.device, cfg["host_probe_period_s"] if ctx.rank == 0 else 0)
+    # Rank 0 decides when (idle time is its schedule's); every rank samples
+    # then, its own host path (amdqp-sim slows each rank by its own).
+    ctx.probe = HostProbe(ctx.device, cfg["host_probe_period_s"])
     if ctx.job == "lp":
         from batch import LPWorkload
         ctx.lp_work = LPWorkload(ctx)

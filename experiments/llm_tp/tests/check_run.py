@@ -42,6 +42,20 @@ def probe_problems(where, task, cfg, back_to_back):
         errs.append(f"{where}: no host probe sample in a back-to-back job")
     if us and not (min(us) <= p["median_us"] <= max(us) and min(us) > 0):
         errs.append(f"{where}: host_probe median {p['median_us']} outside its samples")
+    # Every rank samples when rank 0 does: one summary per rank, rank 0's
+    # its own, the others with as many samples (one more or less where a
+    # sample straddles the window's start: each rank's own clock says).
+    ranks = task.get("host_probe_ranks")
+    tp = cfg.get("tp", 1)
+    if not isinstance(ranks, list) or len(ranks) != tp:
+        return errs + [f"{where}: host_probe_ranks is not one summary per rank ({tp}): {ranks!r}"]
+    if ranks[0] != p:
+        errs.append(f"{where}: host_probe_ranks[0] {ranks[0]} is not host_probe {p}")
+    for r, q in enumerate(ranks):
+        if not isinstance(q, dict) or not isinstance(q.get("n"), int) or abs(q["n"] - p["n"]) > 1:
+            errs.append(f"{where}: host_probe_ranks[{r}] {q} has not rank 0's {p['n']} samples")
+        elif q["n"] and not q.get("median_us", 0) > 0:
+            errs.append(f"{where}: host_probe_ranks[{r}] median {q.get('median_us')} not > 0")
     return errs
 
 
