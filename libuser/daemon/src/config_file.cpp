@@ -41,6 +41,19 @@ class Parser {
         }
     }
 
+    // @key of @t as a table: none when absent, none and @what_else
+    // reported when it is something else.
+    const toml::table* table(const toml::table& t, std::string_view key,
+                             const std::string& what_else) {
+        const toml::node* n = t.get(key);
+        if (!n)
+            return nullptr;
+        if (const toml::table* sub = n->as_table())
+            return sub;
+        problem(n->source(), what_else);
+        return nullptr;
+    }
+
     template <typename T>
     std::optional<T> get(const toml::table& t, std::string_view key, const char* type) {
         const toml::node* n = t.get(key);
@@ -155,16 +168,11 @@ void parse_daemon(Parser& p, const toml::table& t, DaemonConfig& c) {
 // GPU that active work of a level needs (policy::Config::cu_demand), or
 // "auto": what its queues' dispatches ask for (cu_demand_is_auto).
 void parse_cu_demand(Parser& p, const toml::table& t, policy::Config& pc) {
-    const toml::node* n = t.get("cu_demand");
-    if (!n)
+    const toml::table* levels = p.table(t, "cu_demand",
+                                        "cu_demand must be a table of priority = fraction or "
+                                        "\"auto\", e.g. { high = 0.4 }");
+    if (!levels)
         return;
-    const toml::table* levels = n->as_table();
-    if (!levels) {
-        p.problem(n->source(),
-                  "cu_demand must be a table of priority = fraction or \"auto\", e.g. "
-                  "{ high = 0.4 }");
-        return;
-    }
     for (const auto& [key, value] : *levels) {
         const std::string name(key.str());
         const std::optional<int> level = try_parse_priority(name);
@@ -187,16 +195,11 @@ void parse_cu_demand(Parser& p, const toml::table& t, policy::Config& pc) {
 // cu_demand_auto = { workgroups_per_cu = 1, min = 0, max = 1, hold_ms = 1000 }:
 // how an adaptive demand is computed (policy::Config::AutoDemand).
 void parse_cu_demand_auto(Parser& p, const toml::table& t, policy::Config& pc) {
-    const toml::node* n = t.get("cu_demand_auto");
-    if (!n)
+    const toml::table* a = p.table(t, "cu_demand_auto",
+                                   "cu_demand_auto must be a table, e.g. { workgroups_per_cu = "
+                                   "2, hold_ms = 1000 }");
+    if (!a)
         return;
-    const toml::table* a = n->as_table();
-    if (!a) {
-        p.problem(n->source(),
-                  "cu_demand_auto must be a table, e.g. { workgroups_per_cu = 2, hold_ms = 1000 "
-                  "}");
-        return;
-    }
     p.known_keys(*a, "cu_demand_auto", {"workgroups_per_cu", "min", "max", "hold_ms"});
     policy::Config::AutoDemand& d = pc.cu_demand_auto;
     if (auto v = p.get<std::int64_t>(*a, "workgroups_per_cu", "an integer")) {
@@ -442,30 +445,15 @@ DaemonConfig parse_config(std::string_view text, const std::string& file,
     p.known_keys(root,
                  "the file (sections are [daemon], [policy], [trust], [kubernetes], [[rule]])",
                  {"daemon", "policy", "trust", "kubernetes", "rule"});
-    if (const toml::node* n = root.get("daemon")) {
-        if (auto* t = n->as_table())
-            parse_daemon(p, *t, c);
-        else
-            p.problem(n->source(), "daemon must be a table ([daemon])");
-    }
-    if (const toml::node* n = root.get("policy")) {
-        if (auto* t = n->as_table())
-            parse_policy(p, *t, c);
-        else
-            p.problem(n->source(), "policy must be a table ([policy])");
-    }
-    if (const toml::node* n = root.get("trust")) {
-        if (auto* t = n->as_table())
-            parse_trust(p, *t, c);
-        else
-            p.problem(n->source(), "trust must be a table ([trust])");
-    }
-    if (const toml::node* n = root.get("kubernetes")) {
-        if (auto* t = n->as_table())
-            parse_kubernetes(p, *t, c);
-        else
-            p.problem(n->source(), "kubernetes must be a table ([kubernetes])");
-    }
+    if (const toml::table* t = p.table(root, "daemon", "daemon must be a table ([daemon])"))
+        parse_daemon(p, *t, c);
+    if (const toml::table* t = p.table(root, "policy", "policy must be a table ([policy])"))
+        parse_policy(p, *t, c);
+    if (const toml::table* t = p.table(root, "trust", "trust must be a table ([trust])"))
+        parse_trust(p, *t, c);
+    if (const toml::table* t =
+            p.table(root, "kubernetes", "kubernetes must be a table ([kubernetes])"))
+        parse_kubernetes(p, *t, c);
     if (const toml::node* n = root.get("rule")) {
         parse_rules(p, *n, c);
         check_grants(p, *n, c);

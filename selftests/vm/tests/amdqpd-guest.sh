@@ -81,11 +81,15 @@ app_pid() { # the hsa_app under amdqpctl run NAME (amdqpctl execs it)
 	cat "$W/$1.pid"
 }
 
-start_daemon() { # pid in $W/amdqpd.pid
-	"$AMDQPD_BIN" --config "$W/amdqpd.toml" >>"$W/amdqpd.log" 2>&1 &
+start_daemon() { # start_daemon [CONFIG]: $W/amdqpd.toml by default; pid in $W/amdqpd.pid
+	"$AMDQPD_BIN" --config "${1:-$W/amdqpd.toml}" >>"$W/amdqpd.log" 2>&1 &
 	echo $! >"$W/amdqpd.pid"
 }
 daemon_pid() { cat "$W/amdqpd.pid"; }
+stop_daemon() { # SIGTERM, and its exit waited for
+	kill -TERM "$(daemon_pid)"
+	wait "$(daemon_pid)"
+}
 
 metric() { # metric NAME: its value from the daemon's endpoint
 	wget -q -O - http://127.0.0.1:9464/metrics 2>/dev/null | awk -v m="$1" '$1 == m { print $2 }'
@@ -228,8 +232,7 @@ check "its status names one tagged process" \
 	until_ok 3 sh -c "amdqpctl status 2>/dev/null | grep -q 'processes: 1 tagged'"
 
 # 10. SIGTERM: clean stop, socket removed.
-kill -TERM "$(daemon_pid)"
-wait "$(daemon_pid)"
+stop_daemon
 rc=$?
 check "SIGTERM: exit status 0" [ "$rc" = 0 ]
 check "socket removed" [ ! -e /run/amdqpd/amdqpd.sock ]
@@ -246,9 +249,10 @@ start_app high hpc $HP_ARGS
 LPC=$(app_pid lpc)
 HPC=$(app_pid hpc)
 until_ok 10 running "$LPC"
-"$AMDQPD_BIN" --config "$W/confine.toml" >>"$W/amdqpd.log" 2>&1 &
-echo $! >"$W/amdqpd.pid"
-confined() { grep -q "pid $1 queue .* running .* CONFINED" /sys/kernel/debug/amdqp/queues; }
+start_daemon "$W/confine.toml"
+confined() { # confined PID [MASK]: its queue runs confined (to MASK, as amdqp.ko prints it)
+	grep -q "pid $1 queue .* running .* CONFINED${2:+ $2}" /sys/kernel/debug/amdqp/queues
+}
 check "cu_demand: amdqpd confines the low-priority queue while high-priority work runs" \
 	until_ok 15 confined "$LPC" || {
 	show /sys/kernel/debug/amdqp/queues "amdqp.ko's queues"
@@ -267,8 +271,7 @@ check "and never suspends it (20 looks over 2+ s)" never_suspended "$LPC" 20 ||
 check "the high-priority queue is not confined" eval "! confined $HPC"
 check "amdqpd's status counts its confine call" \
 	sh -c "amdqpctl status 2>/dev/null | grep -Eq 'confine_calls [1-9]'"
-kill -TERM "$(daemon_pid)"
-wait "$(daemon_pid)"
+stop_daemon
 check "its exit lifts the confinement" until_ok 5 eval "! confined $LPC" ||
 	show /sys/kernel/debug/amdqp/queues "amdqp.ko's queues"
 kill -TERM "$LPC" "$HPC" 2>/dev/null
@@ -287,15 +290,12 @@ start_app high hpa --loop-until-signal -d 500 -w 1 --progress-ms 200 --drain-tim
 LPA=$(app_pid lpa)
 HPA=$(app_pid hpa)
 until_ok 10 running "$LPA"
-"$AMDQPD_BIN" --config "$W/auto.toml" >>"$W/amdqpd.log" 2>&1 &
-echo $! >"$W/amdqpd.pid"
-confined_to() { grep -q "pid $1 queue .* running .* CONFINED $2" /sys/kernel/debug/amdqp/queues; }
+start_daemon "$W/auto.toml"
 check "cu_demand auto: the low-priority queue keeps the 3 CUs the high work's dispatches leave" \
-	until_ok 15 confined_to "$LPA" 0e000000
-confined_to "$LPA" 0e000000 || show /sys/kernel/debug/amdqp/queues "amdqp.ko's queues"
+	until_ok 15 confined "$LPA" 0e000000
+confined "$LPA" 0e000000 || show /sys/kernel/debug/amdqp/queues "amdqp.ko's queues"
 check "and is never suspended (10 looks over 1+ s)" never_suspended "$LPA" 10
-kill -TERM "$(daemon_pid)"
-wait "$(daemon_pid)"
+stop_daemon
 check "amdqpd's exit lifts it" until_ok 5 eval "! confined $LPA" ||
 	show /sys/kernel/debug/amdqp/queues "amdqp.ko's queues"
 kill -TERM "$LPA" "$HPA" 2>/dev/null
