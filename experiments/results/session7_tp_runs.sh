@@ -3,7 +3,7 @@
 # Session 7's tensor-parallel llm_tp runs on a lent multi-GPU machine (the
 # plan: README.md, "Session 7 TP runs: plan"). One device command each:
 #
-#   bash experiments/results/session7_tp_runs.sh cmd1|...|cmd12   (cmd8-12: KIND=h200x2 ...)
+#   bash experiments/results/session7_tp_runs.sh cmd1|...|cmd13   (cmd8-13: KIND=h200x2 ...)
 #
 # Writes everything under $OUT/s7/ and packs it into $OUT/s7-<cmd>.tar.gz
 # (the device tool returns at most 8 files). The stall sentinel
@@ -11,7 +11,7 @@
 set -u
 cmd=$1
 case $cmd in
-cmd8 | cmd9 | cmd10 | cmd11 | cmd12) : "${KIND:?set KIND to the lent machine, e.g. h200x2}" ;;
+cmd8 | cmd9 | cmd10 | cmd11 | cmd12 | cmd13) : "${KIND:?set KIND to the lent machine, e.g. h200x2}" ;;
 esac
 OUT=${OUT:?OUT must be set}
 R=$OUT/s7
@@ -109,6 +109,10 @@ cmd11)
   run "llm_tp-deepseek-tp4-rate05-${KIND:?}-r3" 0,1,2,3 "$ALL" "${DS[@]}" --tp 4 --rate 0.5 "${PH[@]}" ;;
 cmd12)
   run "llm_tp-deepseek-tp4-${KIND:?}-r2" 0,1,2,3 "$ALL" "${DS[@]}" --tp 4 --rate 1 "${PH[@]}" ;;
+# Session 12 (README.md, "TP runs after the ring model: command 6"): the
+# dense model at TP 4, planned before it ran.
+cmd13)
+  run "llm_tp-dense-tp4-rate05-${KIND:?}-r3" 0,1,2,3 "$ALL" "${DN[@]}" --tp 4 --rate 0.5 "${PH[@]}" ;;
 *) echo "unknown command $cmd"; exit 2 ;;
 esac
 touch "$R/stop-$cmd"
