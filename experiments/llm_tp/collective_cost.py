@@ -13,23 +13,31 @@ way: group A, one process per GPU, runs a loop of
 
 while group B, one process per GPU on the same GPUs, is the partner:
 
-  none   does not exist
-  spin   keeps 2-ms busy-wait kernels queued on every GPU, no collective:
-         a context that never runs dry (launch_cost.py's spin2000)
-  ring   a TP group of its own: 1-ms busy-wait then an all-reduce, queued
-         ahead, so it spins in its collectives as a batch job's ranks do
+  none      does not exist
+  spin      keeps 2-ms busy-wait kernels queued on every GPU, no collective:
+            a context that never runs dry (launch_cost.py's spin2000)
+  ring      a TP group of its own: 1-ms busy-wait then an all-reduce,
+            queued ahead, so it spins in its collectives as a batch job's
+            ranks do
+  work      keeps 2 ms of matmuls queued on every GPU, no collective
+  ringwork  ring with 1 ms of matmuls in place of the busy-wait
 
 A modes: gpuN (a busy-wait kernel of N us before each all-reduce, queued
-ahead: A never runs dry), hostN (N us of host busy time after each
-all-reduce is launched, a few-us kernel: A runs dry between collectives,
-as a launch-bound decode step does).
+ahead: A never runs dry), mmN (N us of matmuls instead), hostN (N us of
+host busy time after each all-reduce is launched, a few-us kernel: A
+runs dry between collectives, as a launch-bound decode step does).
+A busy-wait (torch.cuda._sleep) spins on the SM clock, which runs on
+while its context is switched out: it holds the GPU for N us of wall
+time, switched out or not, where matmuls are work that waits while
+switched out. The first stands for a context spinning, the second for a
+layer's compute.
 
 Per rank of A, per collective: the GPU-clock interval between the ends of
 successive all-reduces (CUDA events on A's stream), p10/p50/p90, and the
 share over 1 ms; rank 0's blocks in time order (start s, share of its
 intervals over 1 ms, us per collective: whether the state drifts); B's
 collectives (or kernels) per second. Output --out JSON. The busy-wait's
-clock is fitted once on GPU 0 before any case runs.
+clock and a matmul's time are fitted once on GPU 0 before any case runs.
 A diagnostic of the simulator's TP model, not one of the tests.
 
     python3 experiments/llm_tp/collective_cost.py --tp 2 --out $OUT/cc.json
@@ -48,13 +56,14 @@ import sys
 import time
 from typing import Any
 
-PARTNERS = ("none", "spin", "ring")
+PARTNERS = ("none", "spin", "ring", "work", "ringwork")
+MM = 2048  # square bf16 matmul: the unit of real GPU work (~25 us on an H200)
 SMALL = 1024  # float32 elements: 4 KiB, a decode step's all-reduce
 
 
 def _mode(mode: str) -> tuple[str, float]:
-    """gpuN / hostN -> (kind, N us); ValueError otherwise."""
-    for kind in ("gpu", "host"):
+    """gpuN / mmN / hostN -> (kind, N us); ValueError otherwise."""
+    for kind in ("gpu", "mm", "host"):
         if mode.startswith(kind):
             try:
                 us = float(mode[len(kind):])
@@ -62,7 +71,7 @@ def _mode(mode: str) -> tuple[str, float]:
                 break
             if us >= 0:
                 return kind, us
-    raise ValueError(f"A mode {mode!r}: want gpuN or hostN (N us >= 0)")
+    raise ValueError(f"A mode {mode!r}: want gpuN, mmN or hostN (N us >= 0)")
 
 
 def _free_port() -> int:
@@ -71,11 +80,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _cycles_per_us(out) -> None:
-    """GPU clock cycles of torch.cuda._sleep per microsecond, on GPU 0 alone.
+def _clocks(out) -> None:
+    """On GPU 0 alone: torch.cuda._sleep's clock cycles per microsecond, and
+    the microseconds one MM x MM bf16 matmul takes.
 
-    Measured once, before any partner runs: a busy-wait timed next to a
-    partner would count the partner's time slices as its own."""
+    Measured once, before any partner runs: timed next to a partner, both
+    would count the partner's time slices as their own."""
     import torch
 
     torch.cuda._sleep(1000)  # the first launch pays for the context
@@ -86,22 +96,45 @@ def _cycles_per_us(out) -> None:
         torch.cuda._sleep(cycles)
         torch.cuda.synchronize()
         fits.append(cycles / ((time.perf_counter() - t) * 1e6))
-    out.put(max(fits))
+    a = torch.randn(MM, MM, device="cuda", dtype=torch.bfloat16)
+    for _ in range(20):
+        torch.mm(a, a)
+    torch.cuda.synchronize()
+    n = 400
+    t = time.perf_counter()
+    for _ in range(n):
+        torch.mm(a, a)
+    torch.cuda.synchronize()
+    out.put((max(fits), (time.perf_counter() - t) * 1e6 / n))
 
 
-class _Spin:
-    """Busy-waits of a given length: a GPU kernel, or host time on CPU."""
+class _Busy:
+    """GPU time of a given length: a busy-wait that holds the GPU for N us
+    of wall time (`hold`; it ends N us after it began even when switched
+    out, as _sleep spins on the SM clock) or matmuls that are N us of work
+    on an idle GPU (`work`). On the CPU both are host busy time."""
 
-    def __init__(self, torch, device: str, per_us: float):
-        self.torch, self.cuda, self.per_us = torch, device != "cpu", per_us
+    def __init__(self, torch, device: str, clocks: tuple[float, float]):
+        self.torch, self.cuda = torch, device != "cpu"
+        self.per_us, self.mm_us = clocks
+        self.a = torch.randn(MM, MM, device=device, dtype=torch.bfloat16) if self.cuda else None
 
-    def __call__(self, us: float) -> None:
+    def hold(self, us: float) -> None:
         if us <= 0:
             return
         if self.cuda:
             self.torch.cuda._sleep(max(1, int(us * self.per_us)))
         else:
             _host_busy(us)
+
+    def work(self, us: float) -> None:
+        if us <= 0:
+            return
+        if not self.cuda:
+            _host_busy(us)
+            return
+        for _ in range(max(1, round(us / self.mm_us))):
+            self.torch.mm(self.a, self.a)
 
 
 def _host_busy(us: float) -> None:
@@ -135,7 +168,7 @@ def _quantiles(xs: list[float]) -> dict[str, float]:
             "mean": round(statistics.fmean(s), 1)}
 
 
-def a_main(rank: int, tp: int, port: int, device: str, per_us: float, mode: str,
+def a_main(rank: int, tp: int, port: int, device: str, clocks: tuple[float, float], mode: str,
            seconds: float, block: int, ready, go, out) -> None:
     """One rank of group A: timed blocks of `block` collectives."""
     import torch
@@ -143,7 +176,7 @@ def a_main(rank: int, tp: int, port: int, device: str, per_us: float, mode: str,
 
     dev = _init(torch, dist, device, port, rank, tp)
     kind, us = _mode(mode)
-    spin = _Spin(torch, device, per_us)
+    spin = _Busy(torch, device, clocks)
     x = torch.zeros(SMALL, device=dev)
     cuda = device == "cuda"
     ready.put(rank)
@@ -151,7 +184,9 @@ def a_main(rank: int, tp: int, port: int, device: str, per_us: float, mode: str,
 
     def step():
         if kind == "gpu":
-            spin(us)
+            spin.hold(us)
+        elif kind == "mm":
+            spin.work(us)
         else:
             x.add_(0.0)
         dist.all_reduce(x)
@@ -194,14 +229,14 @@ def a_main(rank: int, tp: int, port: int, device: str, per_us: float, mode: str,
     dist.destroy_process_group()
 
 
-def b_main(rank: int, tp: int, port: int, device: str, per_us: float, partner: str, ready,
+def b_main(rank: int, tp: int, port: int, device: str, clocks: tuple[float, float], partner: str, ready,
            stop, out) -> None:
     """One rank of the partner group B: keeps its GPU busy until stopped."""
     import torch
     import torch.distributed as dist
 
     dev = _init(torch, dist, device, port, rank, tp)
-    spin = _Spin(torch, device, per_us)
+    spin = _Busy(torch, device, clocks)
     y = torch.zeros(SMALL, device=dev)
     ready.put(rank)
     n, t0 = 0, time.monotonic()
@@ -209,9 +244,11 @@ def b_main(rank: int, tp: int, port: int, device: str, per_us: float, partner: s
     while not _agree(torch, dist, dev, rank == 0 and stop.is_set()):
         for _ in range(burst):
             if partner == "spin":
-                spin(2000)
+                spin.hold(2000)
+            elif partner == "work":
+                spin.work(2000)
             else:
-                spin(1000)
+                (spin.hold if partner == "ring" else spin.work)(1000)
                 dist.all_reduce(y)
         if device == "cuda":
             torch.cuda.synchronize()
@@ -220,18 +257,18 @@ def b_main(rank: int, tp: int, port: int, device: str, per_us: float, partner: s
     dist.destroy_process_group()
 
 
-def run_case(tp: int, device: str, per_us: float, mode: str, partner: str, seconds: float,
-             block: int) -> dict[str, Any]:
+def run_case(tp: int, device: str, clocks: tuple[float, float], mode: str, partner: str,
+             seconds: float, block: int) -> dict[str, Any]:
     ctx = mp.get_context("spawn")
     ready, a_out, b_out = ctx.Queue(), ctx.Queue(), ctx.Queue()
     go, stop = ctx.Event(), ctx.Event()
     procs_b = []
     if partner != "none":
         port_b = _free_port()
-        procs_b = [ctx.Process(target=b_main, args=(r, tp, port_b, device, per_us, partner,
+        procs_b = [ctx.Process(target=b_main, args=(r, tp, port_b, device, clocks, partner,
                                                     ready, stop, b_out)) for r in range(tp)]
     port_a = _free_port()
-    procs_a = [ctx.Process(target=a_main, args=(r, tp, port_a, device, per_us, mode, seconds,
+    procs_a = [ctx.Process(target=a_main, args=(r, tp, port_a, device, clocks, mode, seconds,
                                                 block, ready, go, a_out)) for r in range(tp)]
     for p in procs_b + procs_a:
         p.start()
@@ -258,7 +295,7 @@ def main() -> int:
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
                    help="cuda: NCCL on GPUs 0..tp-1; cpu: gloo, a smoke test (default cuda)")
     p.add_argument("--a-modes", default="gpu20,gpu200,gpu2000,host100",
-                   help="comma-separated gpuN / hostN (default %(default)s)")
+                   help="comma-separated gpuN / mmN / hostN (default %(default)s)")
     p.add_argument("--partners", default="none,spin,ring",
                    help=f"comma-separated of {', '.join(PARTNERS)} (default %(default)s)")
     p.add_argument("--seconds", type=float, default=5.0,
@@ -284,24 +321,25 @@ def main() -> int:
         print(f"collective_cost: --tp {args.tp} needs {args.tp} GPUs; torch sees "
               f"{torch.cuda.device_count()}", file=sys.stderr)
         return 2
-    per_us = 0.0
+    clocks = (0.0, 0.0)
     if args.device == "cuda":
         q = mp.get_context("spawn").Queue()
-        cal = mp.get_context("spawn").Process(target=_cycles_per_us, args=(q,))
+        cal = mp.get_context("spawn").Process(target=_clocks, args=(q,))
         cal.start()
-        per_us = q.get(timeout=120)
+        clocks = q.get(timeout=120)
         cal.join()
     res: dict[str, Any] = {
         "command": shlex.join([sys.executable] + sys.argv),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "torch": torch.__version__, "tp": args.tp, "device": args.device,
         "gpu": torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu",
-        "sleep_cycles_per_us": round(per_us, 1), "block": args.block, "seconds": args.seconds,
+        "sleep_cycles_per_us": round(clocks[0], 1),
+        "matmul_us": round(clocks[1], 2), "block": args.block, "seconds": args.seconds,
         "cases": []}
     for partner in partners:
         for mode in modes:
             t = time.monotonic()
-            case = run_case(args.tp, args.device, per_us, mode, partner, args.seconds,
+            case = run_case(args.tp, args.device, clocks, mode, partner, args.seconds,
                             args.block)
             res["cases"].append(case)
             r0 = case["a_ranks"][0]

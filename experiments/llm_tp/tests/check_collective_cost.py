@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""CPU smoke test of collective_cost.py: gloo, two ranks per group, one
-A mode with no partner and with a TP partner; the result must carry every
-rank's collectives and the partner's rate. Exit 77 without torch."""
+"""CPU smoke test of collective_cost.py: gloo, two ranks per group, a
+host-bound and a work A mode, with no partner and with a TP partner doing
+work; the result must carry every rank's collectives and the partner's
+rate. Exit 77 without torch."""
 
 import json
 import os
@@ -23,7 +24,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "cc.json")
         rc = subprocess.run([sys.executable, TOOL, "--device", "cpu", "--tp", "2",
-                             "--a-modes", "host50", "--partners", "none,ring",
+                             "--a-modes", "host50,mm50", "--partners", "none,ringwork",
                              "--seconds", "0.5", "--block", "4", "--out", out]).returncode
         if rc != 0:
             print(f"FAIL: exit {rc}")
@@ -31,7 +32,8 @@ def main() -> int:
         res = json.load(open(out, encoding="utf-8"))
     bad = []
     cases = res.get("cases", [])
-    if [(c["partner"], c["a_mode"]) for c in cases] != [("none", "host50"), ("ring", "host50")]:
+    want = [(p, m) for p in ("none", "ringwork") for m in ("host50", "mm50")]
+    if [(c["partner"], c["a_mode"]) for c in cases] != want:
         bad.append(f"cases {cases}")
     for c in cases:
         ranks = c["a_ranks"]
@@ -41,7 +43,7 @@ def main() -> int:
             bad.append(f"{c['partner']}: no timed collectives {ranks}")
         if ranks and ranks[0]["collectives"] != ranks[-1]["collectives"]:
             bad.append(f"{c['partner']}: ranks disagree on the count")
-        want_b = 2 if c["partner"] == "ring" else 0
+        want_b = 0 if c["partner"] == "none" else 2
         if len(c["b_per_s"]) != want_b or any(x <= 0 for x in c["b_per_s"]):
             bad.append(f"{c['partner']}: partner rate {c['b_per_s']}")
     for b in bad:
