@@ -315,7 +315,11 @@ def main() -> int:
         p.error(f"--partners: each one of {', '.join(PARTNERS)}")
     if args.tp < 2 or args.seconds <= 0 or args.block < 2:
         p.error("--tp >= 2, --seconds > 0, --block >= 2")
-    import torch
+    try:
+        import torch
+    except ImportError as exc:
+        print(f"collective_cost: needs PyTorch ({exc})", file=sys.stderr)
+        return 2
 
     if args.device == "cuda" and torch.cuda.device_count() < args.tp:
         print(f"collective_cost: --tp {args.tp} needs {args.tp} GPUs; torch sees "
