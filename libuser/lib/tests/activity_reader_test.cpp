@@ -349,8 +349,11 @@ TEST(ActivityReader, NsPidLineParsing) {
 TEST(ActivityReader, PageOfAProcessInItsOwnPidNamespaceIsFound) {
     if (geteuid() != 0)
         GTEST_SKIP() << "needs root for a new pid namespace";
-    int ready[2];
+    // One pipe per writer: the inner process's verdict and the outer's pid
+    // report would interleave in a shared one.
+    int ready[2], pid_pipe[2];
     ASSERT_EQ(pipe(ready), 0);
+    ASSERT_EQ(pipe(pid_pipe), 0);
     pid_t outer = fork();
     if (outer == 0) {
         if (unshare(CLONE_NEWPID) != 0)
@@ -364,13 +367,30 @@ TEST(ActivityReader, PageOfAProcessInItsOwnPidNamespaceIsFound) {
                 pause();
         }
         pid_t host = inner;  // as this (the parent's) namespace sees it
-        (void)!::write(ready[1], &host, sizeof(host));
+        (void)!::write(pid_pipe[1], &host, sizeof(host));
         waitpid(inner, nullptr, 0);
         _exit(0);
     }
+    ::close(ready[1]);
+    ::close(pid_pipe[1]);
     pid_t host = 0;
+    // Whatever fails below, neither child outlives the test: a paused
+    // orphan would keep ctest waiting on its output.
+    struct Reap {
+        pid_t outer;
+        const pid_t& host;
+        int fds[2];
+        ~Reap() {
+            if (host > 1)
+                kill(host, SIGKILL);
+            kill(outer, SIGKILL);
+            waitpid(outer, nullptr, 0);
+            ::close(fds[0]);
+            ::close(fds[1]);
+        }
+    } reap{outer, host, {ready[0], pid_pipe[0]}};
     char c = 0;
-    ASSERT_EQ(::read(ready[0], &host, sizeof(host)), static_cast<ssize_t>(sizeof(host)));
+    ASSERT_EQ(::read(pid_pipe[0], &host, sizeof(host)), static_cast<ssize_t>(sizeof(host)));
     ASSERT_EQ(::read(ready[0], &c, 1), 1);
     ASSERT_EQ(c, 'y');
     ASSERT_GT(host, 1);
@@ -384,10 +404,6 @@ TEST(ActivityReader, PageOfAProcessInItsOwnPidNamespaceIsFound) {
     EXPECT_EQ(std::count_if(r.pages.begin(), r.pages.end(),
                             [&](const Page& p) { return p.pid() == host; }),
               1);
-    kill(host, SIGKILL);
-    waitpid(outer, nullptr, 0);
-    ::close(ready[0]);
-    ::close(ready[1]);
 }
 
 TEST(ActivityReader, AnotherUserCannotOpenThePage) {
