@@ -258,6 +258,7 @@ TEST(ActivityPage, NothingIsLeftBehindBySigkill) {
         for (;;)
             pause();
     }
+    amdqp_test::Child guard(child);
     char c = 0;
     ASSERT_EQ(::read(ready[0], &c, 1), 1);
     ASSERT_EQ(c, 'y');
@@ -270,8 +271,7 @@ TEST(ActivityPage, NothingIsLeftBehindBySigkill) {
     struct stat st;
     ASSERT_EQ(fstat(ref, &st), 0);
     EXPECT_EQ(st.st_nlink, 0u);  // no name anywhere: nothing to clean up, ever
-    ::kill(child, SIGKILL);
-    waitpid(child, nullptr, 0);
+    guard.reap();
     ::close(ref);  // the last reference: the memory is gone
     EXPECT_TRUE(amdqp::detail::page_fds(child).empty());
     ::close(ready[0]);

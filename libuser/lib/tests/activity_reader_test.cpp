@@ -32,6 +32,7 @@ using amdqp::activity::PageError;
 using amdqp::activity::Problem;
 using amdqp::detail::ActivityWriter;
 using amdqp::detail::SlotInit;
+using amdqp_test::Child;
 using amdqp_test::TempDir;
 using namespace std::chrono_literals;
 
@@ -305,6 +306,7 @@ TEST(ActivityReader, ScanFindsEachPageOnceUnderItsOwner) {
         for (;;)
             pause();
     }
+    Child guard(child);
     char c = 0;
     ASSERT_EQ(::read(ready[0], &c, 1), 1);
     ASSERT_EQ(c, 'y');
@@ -323,8 +325,7 @@ TEST(ActivityReader, ScanFindsEachPageOnceUnderItsOwner) {
     auto r = amdqp::activity::scan();
     EXPECT_EQ(count(r, getpid()), 1);
     EXPECT_EQ(count(r, child), 1);
-    kill(child, SIGKILL);
-    waitpid(child, nullptr, 0);
+    guard.reap();
     r = amdqp::activity::scan();
     EXPECT_EQ(count(r, child), 0);
     EXPECT_EQ(count(r, getpid()), 1);
@@ -371,26 +372,11 @@ TEST(ActivityReader, PageOfAProcessInItsOwnPidNamespaceIsFound) {
         waitpid(inner, nullptr, 0);
         _exit(0);
     }
-    ::close(ready[1]);
-    ::close(pid_pipe[1]);
+    Child guard(outer);
     pid_t host = 0;
-    // Whatever fails below, neither child outlives the test: a paused
-    // orphan would keep ctest waiting on its output.
-    struct Reap {
-        pid_t outer;
-        const pid_t& host;
-        int fds[2];
-        ~Reap() {
-            if (host > 1)
-                kill(host, SIGKILL);
-            kill(outer, SIGKILL);
-            waitpid(outer, nullptr, 0);
-            ::close(fds[0]);
-            ::close(fds[1]);
-        }
-    } reap{outer, host, {ready[0], pid_pipe[0]}};
     char c = 0;
     ASSERT_EQ(::read(pid_pipe[0], &host, sizeof(host)), static_cast<ssize_t>(sizeof(host)));
+    guard.wait_for(host);
     ASSERT_EQ(::read(ready[0], &c, 1), 1);
     ASSERT_EQ(c, 'y');
     ASSERT_GT(host, 1);
@@ -404,6 +390,8 @@ TEST(ActivityReader, PageOfAProcessInItsOwnPidNamespaceIsFound) {
     EXPECT_EQ(std::count_if(r.pages.begin(), r.pages.end(),
                             [&](const Page& p) { return p.pid() == host; }),
               1);
+    for (int fd : {ready[0], ready[1], pid_pipe[0], pid_pipe[1]})
+        ::close(fd);
 }
 
 TEST(ActivityReader, AnotherUserCannotOpenThePage) {

@@ -114,6 +114,31 @@ class MemPage {
     int fd_ = -1;
 };
 
+// A forked child of a test, killed and reaped when the test ends whatever
+// fails first (a paused orphan holds ctest's output open until its
+// timeout); reap() does it earlier. With wait_for() the child is not
+// killed: the process it waits for (pid 1 of a namespace it made, say) is,
+// and the child, having reaped it, exits on its own.
+class Child {
+  public:
+    explicit Child(pid_t pid) : pid_(pid) {}
+    ~Child() { reap(); }
+    Child(const Child&) = delete;
+    Child& operator=(const Child&) = delete;
+    void wait_for(pid_t pid) { made_ = pid; }
+    void reap() {
+        if (pid_ <= 0)
+            return;
+        ::kill(made_ > 1 ? made_ : pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+        pid_ = 0;
+    }
+
+  private:
+    pid_t pid_;
+    pid_t made_ = 0;
+};
+
 }  // namespace amdqp_test
 
 #endif  // AMDQP_TESTS_ACTIVITY_TEST_UTIL_HPP
