@@ -159,6 +159,11 @@ def _agree(torch, dist, dev: str, stop: bool) -> bool:
     return bool(flag.item())
 
 
+def _over_1ms(intervals: list[float]) -> float:
+    """The share of @intervals (us, not empty) over 1 ms: waits for a slice."""
+    return sum(i > 1000 for i in intervals) / len(intervals)
+
+
 def _quantiles(xs: list[float]) -> dict[str, float]:
     if not xs:
         return {}
@@ -168,15 +173,15 @@ def _quantiles(xs: list[float]) -> dict[str, float]:
             "mean": round(statistics.fmean(s), 1)}
 
 
-def a_main(rank: int, tp: int, port: int, device: str, clocks: tuple[float, float], mode: str,
-           seconds: float, block: int, ready, go, out) -> None:
+def a_main(rank: int, tp: int, port: int, device: str, clocks: tuple[float, float],
+           mode: str, seconds: float, block: int, ready, go, out) -> None:
     """One rank of group A: timed blocks of `block` collectives."""
     import torch
     import torch.distributed as dist
 
     dev = _init(torch, dist, device, port, rank, tp)
     kind, us = _mode(mode)
-    spin = _Busy(torch, device, clocks)
+    busy = _Busy(torch, device, clocks)
     x = torch.zeros(SMALL, device=dev)
     cuda = device == "cuda"
     ready.put(rank)
@@ -184,9 +189,9 @@ def a_main(rank: int, tp: int, port: int, device: str, clocks: tuple[float, floa
 
     def step():
         if kind == "gpu":
-            spin.hold(us)
+            busy.hold(us)
         elif kind == "mm":
-            spin.work(us)
+            busy.work(us)
         else:
             x.add_(0.0)
         dist.all_reduce(x)
@@ -214,7 +219,7 @@ def a_main(rank: int, tp: int, port: int, device: str, clocks: tuple[float, floa
             intervals += these
             # per block: start (s), share of intervals over 1 ms, us per collective
             blocks.append([round(t_block - wall0, 3),
-                           round(sum(i > 1000 for i in these) / len(these), 2),
+                           round(_over_1ms(these), 2),
                            round((time.perf_counter() - t_block) / block * 1e6)])
         n += block
         if _agree(torch, dist, dev, rank == 0 and time.monotonic() >= t_end):
@@ -223,20 +228,19 @@ def a_main(rank: int, tp: int, port: int, device: str, clocks: tuple[float, floa
     out.put({"rank": rank, "collectives": n, "wall_s": round(wall, 3),
              "us_per_collective": round(wall / n * 1e6, 1),
              "interval_us": _quantiles(intervals),
-             "over_1ms": round(sum(i > 1000 for i in intervals) / len(intervals), 3)
-             if intervals else None,
+             "over_1ms": round(_over_1ms(intervals), 3) if intervals else None,
              "blocks": blocks if rank == 0 else []})
     dist.destroy_process_group()
 
 
-def b_main(rank: int, tp: int, port: int, device: str, clocks: tuple[float, float], partner: str, ready,
-           stop, out) -> None:
+def b_main(rank: int, tp: int, port: int, device: str, clocks: tuple[float, float],
+           partner: str, ready, stop, out) -> None:
     """One rank of the partner group B: keeps its GPU busy until stopped."""
     import torch
     import torch.distributed as dist
 
     dev = _init(torch, dist, device, port, rank, tp)
-    spin = _Busy(torch, device, clocks)
+    busy = _Busy(torch, device, clocks)
     y = torch.zeros(SMALL, device=dev)
     ready.put(rank)
     n, t0 = 0, time.monotonic()
@@ -244,11 +248,11 @@ def b_main(rank: int, tp: int, port: int, device: str, clocks: tuple[float, floa
     while not _agree(torch, dist, dev, rank == 0 and stop.is_set()):
         for _ in range(burst):
             if partner == "spin":
-                spin.hold(2000)
+                busy.hold(2000)
             elif partner == "work":
-                spin.work(2000)
+                busy.work(2000)
             else:
-                (spin.hold if partner == "ring" else spin.work)(1000)
+                (busy.hold if partner == "ring" else busy.work)(1000)
                 dist.all_reduce(y)
         if device == "cuda":
             torch.cuda.synchronize()
