@@ -21,6 +21,9 @@ while group B, one process per GPU on the same GPUs, is the partner:
             ranks do
   work      keeps 2 ms of matmuls queued on every GPU, no collective
   ringwork  ring with 1 ms of matmuls in place of the busy-wait
+  ringhost  a launch-bound TP group: a few-us kernel, an all-reduce, then
+            100 us of host time, as an LLM batch job's decode step runs
+            (its GPU is idle most of the time, unlike the partners above)
 
 A modes: gpuN (a busy-wait kernel of N us before each all-reduce, queued
 ahead: A never runs dry), mmN (N us of matmuls instead), hostN (N us of
@@ -56,7 +59,7 @@ import sys
 import time
 from typing import Any
 
-PARTNERS = ("none", "spin", "ring", "work", "ringwork")
+PARTNERS = ("none", "spin", "ring", "work", "ringwork", "ringhost")
 MM = 2048  # square bf16 matmul: the unit of real GPU work (~25 us on an H200)
 SMALL = 1024  # float32 elements: 4 KiB, a decode step's all-reduce
 
@@ -251,6 +254,10 @@ def b_main(rank: int, tp: int, port: int, device: str, clocks: tuple[float, floa
                 busy.hold(2000)
             elif partner == "work":
                 busy.work(2000)
+            elif partner == "ringhost":
+                y.add_(0.0)
+                dist.all_reduce(y)
+                _host_busy(100)
             else:
                 (busy.hold if partner == "ring" else busy.work)(1000)
                 dist.all_reduce(y)

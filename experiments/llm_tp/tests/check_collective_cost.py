@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """CPU smoke test of collective_cost.py: gloo, two ranks per group, a
-host-bound and a work A mode, with no partner and with a TP partner doing
-work; the result must carry every rank's collectives and the partner's
+host-bound and a work A mode, with no partner, a TP partner doing work and a
+launch-bound TP partner; the result must carry every rank's collectives and the partner's
 rate. Exit 77 without torch."""
 
 import json
@@ -24,7 +24,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "cc.json")
         rc = subprocess.run([sys.executable, TOOL, "--device", "cpu", "--tp", "2",
-                             "--a-modes", "host50,mm50", "--partners", "none,ringwork",
+                             "--a-modes", "host50,mm50", "--partners", "none,ringwork,ringhost",
                              "--seconds", "0.5", "--block", "4", "--out", out]).returncode
         if rc != 0:
             print(f"FAIL: exit {rc}")
@@ -32,7 +32,7 @@ def main() -> int:
         res = json.load(open(out, encoding="utf-8"))
     bad = []
     cases = res.get("cases", [])
-    want = [(p, m) for p in ("none", "ringwork") for m in ("host50", "mm50")]
+    want = [(p, m) for p in ("none", "ringwork", "ringhost") for m in ("host50", "mm50")]
     if [(c["partner"], c["a_mode"]) for c in cases] != want:
         bad.append(f"cases {cases}")
     for c in cases:
