@@ -302,7 +302,8 @@ def run_case(tp: int, device: str, clocks: tuple[float, float], mode: str, partn
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--tp", type=int, default=2, help="ranks per group, one per GPU (default 2)")
+    p.add_argument("--tp", type=int, default=2, help="ranks per group, one per GPU (default 2; 1: the one-GPU "
+                   "reference, where the all-reduce has no peer to wait for)")
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
                    help="cuda: NCCL on GPUs 0..tp-1; cpu: gloo, a smoke test (default cuda)")
     p.add_argument("--a-modes", default="gpu20,gpu200,gpu2000,host100",
@@ -324,8 +325,8 @@ def main() -> int:
     partners = args.partners.split(",")
     if any(x not in PARTNERS for x in partners):
         p.error(f"--partners: each one of {', '.join(PARTNERS)}")
-    if args.tp < 2 or args.seconds <= 0 or args.block < 2:
-        p.error("--tp >= 2, --seconds > 0, --block >= 2")
+    if args.tp < 1 or args.seconds <= 0 or args.block < 2:
+        p.error("--tp >= 1, --seconds > 0, --block >= 2")
     try:
         import torch
     except ImportError as exc:
