@@ -302,8 +302,9 @@ def run_case(tp: int, device: str, clocks: tuple[float, float], mode: str, partn
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--tp", type=int, default=2, help="ranks per group, one per GPU (default 2; 1: the one-GPU "
-                   "reference, where the all-reduce has no peer to wait for)")
+    p.add_argument("--tp", type=int, default=2,
+                   help="ranks per group, one per GPU (default 2; 1: the one-GPU reference, "
+                   "where the all-reduce has no peer to wait for)")
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
                    help="cuda: NCCL on GPUs 0..tp-1; cpu: gloo, a smoke test (default cuda)")
     p.add_argument("--a-modes", default="gpu20,gpu200,gpu2000,host100",
