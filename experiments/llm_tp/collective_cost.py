@@ -39,7 +39,9 @@ Per rank of A, per collective: the GPU-clock interval between the ends of
 successive all-reduces (CUDA events on A's stream), p10/p50/p90, and the
 share over 1 ms; rank 0's blocks in time order (start s, share of its
 intervals over 1 ms, us per collective: whether the state drifts); B's
-collectives (or kernels) per second. Output --out JSON. The busy-wait's
+iterations per second per rank over its whole life (`b_per_s`, which
+counts B running alone while A starts) and since A started
+(`b_per_s_with_a`). Output --out JSON. The busy-wait's
 clock and a matmul's time are fitted once on GPU 0 before any case runs.
 A diagnostic of the simulator's TP model, not one of the tests.
 
@@ -237,8 +239,9 @@ def a_main(rank: int, tp: int, port: int, device: str, clocks: tuple[float, floa
 
 
 def b_main(rank: int, tp: int, port: int, device: str, clocks: tuple[float, float],
-           partner: str, ready, stop, out) -> None:
-    """One rank of the partner group B: keeps its GPU busy until stopped."""
+           partner: str, ready, go, stop, out) -> None:
+    """One rank of the partner group B: keeps its GPU busy until stopped.
+    Reports its rate over its whole life and since A started (`go`)."""
     import torch
     import torch.distributed as dist
 
@@ -247,6 +250,7 @@ def b_main(rank: int, tp: int, port: int, device: str, clocks: tuple[float, floa
     y = torch.zeros(SMALL, device=dev)
     ready.put(rank)
     n, t0 = 0, time.monotonic()
+    n_go, t_go = 0, None
     burst = 50  # ~100 ms of work queued between synchronizes
     while not _agree(torch, dist, dev, rank == 0 and stop.is_set()):
         for _ in range(burst):
@@ -264,7 +268,13 @@ def b_main(rank: int, tp: int, port: int, device: str, clocks: tuple[float, floa
         if device == "cuda":
             torch.cuda.synchronize()
         n += burst
-    out.put({"rank": rank, "per_s": round(n / (time.monotonic() - t0), 1)})
+        if t_go is None and go.is_set():
+            t_go = time.monotonic()
+        elif t_go is not None:
+            n_go += burst
+    t1 = time.monotonic()
+    with_a = round(n_go / (t1 - t_go), 1) if t_go is not None and t1 > t_go else None
+    out.put({"rank": rank, "per_s": round(n / (t1 - t0), 1), "per_s_with_a": with_a})
     dist.destroy_process_group()
 
 
@@ -277,7 +287,7 @@ def run_case(tp: int, device: str, clocks: tuple[float, float], mode: str, partn
     if partner != "none":
         port_b = _free_port()
         procs_b = [ctx.Process(target=b_main, args=(r, tp, port_b, device, clocks, partner,
-                                                    ready, stop, b_out)) for r in range(tp)]
+                                                    ready, go, stop, b_out)) for r in range(tp)]
     port_a = _free_port()
     procs_a = [ctx.Process(target=a_main, args=(r, tp, port_a, device, clocks, mode, seconds,
                                                 block, ready, go, a_out)) for r in range(tp)]
@@ -297,7 +307,8 @@ def run_case(tp: int, device: str, clocks: tuple[float, float], mode: str, partn
     if bad:
         raise RuntimeError(f"{mode}/{partner}: a process exited with {bad}")
     return {"a_mode": mode, "partner": partner, "a_ranks": ranks,
-            "b_per_s": [r["per_s"] for r in sorted(b, key=lambda r: r["rank"])]}
+            "b_per_s": [r["per_s"] for r in sorted(b, key=lambda r: r["rank"])],
+            "b_per_s_with_a": [r["per_s_with_a"] for r in sorted(b, key=lambda r: r["rank"])]}
 
 
 def main() -> int:
@@ -362,7 +373,8 @@ def main() -> int:
             r0 = case["a_ranks"][0]
             print(f"{partner:5s} {mode:9s} {r0['us_per_collective']:9.1f} us/collective "
                   f"interval {r0['interval_us']} over 1 ms {r0['over_1ms']} "
-                  f"B {case['b_per_s']} ({time.monotonic() - t:.0f} s)", flush=True)
+                  f"B {case['b_per_s']} with A {case['b_per_s_with_a']} "
+                  f"({time.monotonic() - t:.0f} s)", flush=True)
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(res, f, indent=1)
     return 0

@@ -30,7 +30,7 @@ def main() -> int:
             out = os.path.join(d, "cc.json")
             rc = subprocess.run([sys.executable, TOOL, "--device", "cpu", "--tp", str(tp),
                                  "--a-modes", ",".join(modes), "--partners", ",".join(partners),
-                                 "--seconds", "0.5", "--block", "4", "--out", out]).returncode
+                                 "--seconds", "1", "--block", "4", "--out", out]).returncode
             if rc != 0:
                 print(f"FAIL: --tp {tp}: exit {rc}")
                 return 1
@@ -51,6 +51,9 @@ def main() -> int:
             want_b = 0 if c["partner"] == "none" else tp
             if len(c["b_per_s"]) != want_b or any(x <= 0 for x in c["b_per_s"]):
                 bad.append(f"{what}: partner rate {c['b_per_s']}")
+            if len(c["b_per_s_with_a"]) != want_b or any(
+                    x is None or x <= 0 for x in c["b_per_s_with_a"]):
+                bad.append(f"{what}: partner rate next to A {c['b_per_s_with_a']}")
     for b in bad:
         print("FAIL:", b)
     print("collective_cost cpu:", "ok" if not bad else f"{len(bad)} problem(s)")
