@@ -53,7 +53,6 @@ import argparse
 import datetime
 import json
 import multiprocessing as mp
-import os
 import shlex
 import socket
 import statistics
@@ -239,7 +238,7 @@ def a_main(rank: int, tp: int, port: int, device: str, clocks: tuple[float, floa
 
 
 def b_main(rank: int, tp: int, port: int, device: str, clocks: tuple[float, float],
-           partner: str, ready, go, stop, out) -> None:
+           partner: str, burst: int, ready, go, stop, out) -> None:
     """One rank of the partner group B: keeps its GPU busy until stopped.
     Reports its rate over its whole life and since A started (`go`)."""
     import torch
@@ -251,7 +250,6 @@ def b_main(rank: int, tp: int, port: int, device: str, clocks: tuple[float, floa
     ready.put(rank)
     n, t0 = 0, time.monotonic()
     n_go, t_go = 0, None
-    burst = 50  # ~100 ms of work queued between synchronizes
     while not _agree(torch, dist, dev, rank == 0 and stop.is_set()):
         for _ in range(burst):
             if partner == "spin":
@@ -279,7 +277,7 @@ def b_main(rank: int, tp: int, port: int, device: str, clocks: tuple[float, floa
 
 
 def run_case(tp: int, device: str, clocks: tuple[float, float], mode: str, partner: str,
-             seconds: float, block: int) -> dict[str, Any]:
+             seconds: float, block: int, b_burst: int = 50) -> dict[str, Any]:
     ctx = mp.get_context("spawn")
     ready, a_out, b_out = ctx.Queue(), ctx.Queue(), ctx.Queue()
     go, stop = ctx.Event(), ctx.Event()
@@ -287,7 +285,8 @@ def run_case(tp: int, device: str, clocks: tuple[float, float], mode: str, partn
     if partner != "none":
         port_b = _free_port()
         procs_b = [ctx.Process(target=b_main, args=(r, tp, port_b, device, clocks, partner,
-                                                    ready, go, stop, b_out)) for r in range(tp)]
+                                                    b_burst, ready, go, stop, b_out))
+                   for r in range(tp)]
     port_a = _free_port()
     procs_a = [ctx.Process(target=a_main, args=(r, tp, port_a, device, clocks, mode, seconds,
                                                 block, ready, go, a_out)) for r in range(tp)]
@@ -326,6 +325,9 @@ def main() -> int:
                    help="timed seconds per case (default %(default)s)")
     p.add_argument("--block", type=int, default=20,
                    help="collectives between A's synchronizes (default %(default)s)")
+    p.add_argument("--b-burst", type=int, default=50,
+                   help="B's iterations between its synchronizes (default %(default)s: "
+                   "~100 ms of work for the busy partners)")
     p.add_argument("--out", required=True, help="result JSON")
     args = p.parse_args()
     try:
@@ -337,8 +339,8 @@ def main() -> int:
     partners = args.partners.split(",")
     if any(x not in PARTNERS for x in partners):
         p.error(f"--partners: each one of {', '.join(PARTNERS)}")
-    if args.tp < 1 or args.seconds <= 0 or args.block < 2:
-        p.error("--tp >= 1, --seconds > 0, --block >= 2")
+    if args.tp < 1 or args.seconds <= 0 or args.block < 2 or args.b_burst < 1:
+        p.error("--tp >= 1, --seconds > 0, --block >= 2, --b-burst >= 1")
     try:
         import torch
     except ImportError as exc:
@@ -362,13 +364,14 @@ def main() -> int:
         "torch": torch.__version__, "tp": args.tp, "device": args.device,
         "gpu": torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu",
         "sleep_cycles_per_us": round(clocks[0], 1),
-        "matmul_us": round(clocks[1], 2), "block": args.block, "seconds": args.seconds,
+        "matmul_us": round(clocks[1], 2), "block": args.block, "b_burst": args.b_burst,
+        "seconds": args.seconds,
         "cases": []}
     for partner in partners:
         for mode in modes:
             t = time.monotonic()
             case = run_case(args.tp, args.device, clocks, mode, partner, args.seconds,
-                            args.block)
+                            args.block, args.b_burst)
             res["cases"].append(case)
             r0 = case["a_ranks"][0]
             print(f"{partner:5s} {mode:9s} {r0['us_per_collective']:9.1f} us/collective "
