@@ -63,6 +63,7 @@ from typing import Any
 PARTNERS = ("none", "spin", "ring", "work", "ringwork", "ringhost")
 MM = 2048  # square bf16 matmul: the unit of real GPU work (~25 us on an H200)
 SMALL = 1024  # float32 elements: 4 KiB, a decode step's all-reduce
+B_BURST = 50  # B's iterations between synchronizes: ~100 ms of the busy partners' work
 
 
 def _mode(mode: str) -> tuple[str, float]:
@@ -277,7 +278,7 @@ def b_main(rank: int, tp: int, port: int, device: str, clocks: tuple[float, floa
 
 
 def run_case(tp: int, device: str, clocks: tuple[float, float], mode: str, partner: str,
-             seconds: float, block: int, b_burst: int = 50) -> dict[str, Any]:
+             seconds: float, block: int, b_burst: int = B_BURST) -> dict[str, Any]:
     ctx = mp.get_context("spawn")
     ready, a_out, b_out = ctx.Queue(), ctx.Queue(), ctx.Queue()
     go, stop = ctx.Event(), ctx.Event()
@@ -305,9 +306,10 @@ def run_case(tp: int, device: str, clocks: tuple[float, float], mode: str, partn
     bad = [p.exitcode for p in procs_a + procs_b if p.exitcode != 0]
     if bad:
         raise RuntimeError(f"{mode}/{partner}: a process exited with {bad}")
+    b.sort(key=lambda r: r["rank"])
     return {"a_mode": mode, "partner": partner, "a_ranks": ranks,
-            "b_per_s": [r["per_s"] for r in sorted(b, key=lambda r: r["rank"])],
-            "b_per_s_with_a": [r["per_s_with_a"] for r in sorted(b, key=lambda r: r["rank"])]}
+            "b_per_s": [r["per_s"] for r in b],
+            "b_per_s_with_a": [r["per_s_with_a"] for r in b]}
 
 
 def main() -> int:
@@ -325,7 +327,7 @@ def main() -> int:
                    help="timed seconds per case (default %(default)s)")
     p.add_argument("--block", type=int, default=20,
                    help="collectives between A's synchronizes (default %(default)s)")
-    p.add_argument("--b-burst", type=int, default=50,
+    p.add_argument("--b-burst", type=int, default=B_BURST,
                    help="B's iterations between its synchronizes (default %(default)s: "
                    "~100 ms of work for the busy partners)")
     p.add_argument("--out", required=True, help="result JSON")
